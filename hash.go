@@ -1,0 +1,85 @@
+package chash
+
+import "github.com/cespare/xxhash/v2"
+
+// Hasher is a 64-bit hash of keys and node IDs. Implementations must be
+// deterministic across processes and platforms, safe for concurrent use,
+// and should not allocate: every lookup calls one of its methods.
+// Sum64String(s) must equal Sum64([]byte(s)).
+type Hasher interface {
+	Sum64(b []byte) uint64
+	Sum64String(s string) uint64
+}
+
+// XXHash is the default Hasher: xxhash64 (XXH64) with seed 0, as computed by
+// github.com/cespare/xxhash/v2.
+var XXHash Hasher = xxHasher{}
+
+// XXHashSeed returns xxhash64 with the given seed. Placement under one seed
+// is unrelated to placement under another, so a secret seed keeps keys
+// chosen by an attacker from being aimed at one node. Seed 0 is [XXHash].
+// Its methods do not allocate.
+func XXHashSeed(seed uint64) Hasher { return xxHasher{seed: seed} }
+
+type xxHasher struct{ seed uint64 }
+
+func (x xxHasher) Sum64(b []byte) uint64 {
+	if x.seed == 0 {
+		return xxhash.Sum64(b)
+	}
+	var d xxhash.Digest
+	d.ResetWithSeed(x.seed)
+	d.Write(b)
+	return d.Sum64()
+}
+
+func (x xxHasher) Sum64String(s string) uint64 {
+	if x.seed == 0 {
+		return xxhash.Sum64String(s)
+	}
+	var d xxhash.Digest
+	d.ResetWithSeed(x.seed)
+	d.WriteString(s)
+	return d.Sum64()
+}
+
+// hasher is the Hasher a placer was built with, with the xxhash case
+// called directly: an interface call would make every key escape.
+type hasher struct {
+	ext  Hasher // nil for xxhash
+	seed uint64
+}
+
+var defaultHasher = hasher{}
+
+func newHasher(h Hasher) hasher {
+	if x, ok := h.(xxHasher); ok {
+		return hasher{seed: x.seed}
+	}
+	return hasher{ext: h}
+}
+
+func (h hasher) sum(b []byte) uint64 {
+	if h.ext == nil {
+		return xxHasher{h.seed}.Sum64(b)
+	}
+	return h.ext.Sum64(b)
+}
+
+func (h hasher) sumString(s string) uint64 {
+	if h.ext == nil {
+		return xxHasher{h.seed}.Sum64String(s)
+	}
+	return h.ext.Sum64String(s)
+}
+
+// mix64 is a bijective 64-bit finalizer: the output mix of SplitMix64
+// (Steele, Lea and Flood, "Fast splittable pseudorandom number generators",
+// OOPSLA 2014, with Stafford's "Mix13" constants). Placers use it to derive
+// many well-spread values from one hash, such as a ring's points from a
+// node's ID hash, or a rendezvous score from a key hash and a node hash.
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
