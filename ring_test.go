@@ -20,3 +20,23 @@ func TestRingConformance(t *testing.T) {
 		},
 	})
 }
+
+func TestRingGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nodes []chash.Node
+		opts  []chash.Option
+	}{
+		{"ring-10", conformance.Nodes(10), nil},
+		{"ring-weighted", []chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 2}, {ID: "c", Weight: 0.5}, {ID: "d", Weight: 4}}, nil},
+		{"ring-10-vnodes-40-seed-7", conformance.Nodes(10), []chash.Option{chash.WithVnodes(40), chash.WithHasher(chash.XXHashSeed(7))}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := chash.NewRing(tc.nodes, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conformance.Golden(t, tc.name, r)
+		})
+	}
+}
