@@ -454,6 +454,17 @@ func FuzzKetama(f *testing.F) {
 // BenchmarkKetama measures ketama lookups beside the default ring's in
 // the same run, at the shared benchmark's node counts and key sizes.
 func BenchmarkKetama(b *testing.B) {
+	// The floor of a ketama lookup: MD5 of the key.
+	for _, size := range benchKeySizes {
+		bs, _ := benchKeys(size)
+		b.Run(fmt.Sprintf("md5/key=%d", size), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				d := md5.Sum(bs[i&(len(bs)-1)])
+				sink += uint64(d[0])
+			}
+		})
+	}
 	for _, n := range []int{8, 64, 1000} {
 		nodes := conformance.Nodes(n)
 		for _, c := range []struct {
