@@ -186,6 +186,7 @@ type config struct {
 	tableSize  int
 	partitions int
 	loadFactor float64
+	ketama     KetamaVariant
 }
 
 func newConfig(opts []Option) (config, error) {
