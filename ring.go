@@ -230,7 +230,8 @@ func (r *Ring) Points() int { return len(r.points) }
 // Add returns a ring with the given nodes added, as NewRing would build it
 // from the combined membership. It hashes only the new nodes' points and
 // merges them in: O(P + a·log a) for P points and a added points, against
-// O(P·log P) for a rebuild. r is unchanged.
+// O(P·log P) for a rebuild. A ketama ring is rebuilt, since each of its
+// nodes' point counts depends on the total weight. r is unchanged.
 func (r *Ring) Add(nodes ...Node) (*Ring, error) {
 	all, err := checkNodes(append(slices.Clone(r.nodes), nodes...), true)
 	if err != nil {
