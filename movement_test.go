@@ -172,7 +172,7 @@ func TestDiffDifferentHashers(t *testing.T) {
 // sliceHasher is xxhash behind a type that == cannot compare.
 type sliceHasher struct{ pad []byte }
 
-func (sliceHasher) Sum64(b []byte) uint64        { return chash.XXHash.Sum64(b) }
+func (sliceHasher) Sum64(b []byte) uint64       { return chash.XXHash.Sum64(b) }
 func (sliceHasher) Sum64String(s string) uint64 { return chash.XXHash.Sum64String(s) }
 
 func TestDiffErrors(t *testing.T) {
