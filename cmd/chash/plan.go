@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/keyplace/chash"
 )
@@ -55,17 +57,18 @@ type planReport struct {
 	Steps     []planStep `json:"steps"`
 	AtOnce    planStep   `json:"at_once"`
 	ModN      planStep   `json:"mod_n_at_once"`
-	SafeStep  int        `json:"safe_step"` // 0: none
+	SafeStep  int        `json:"safe_step"` // 0: none; -1: not searched
 	SafePeak  float64    `json:"safe_step_peak_load"`
 }
 
 // planner computes movement for one algorithm, remembering each pair of
 // node counts it has measured.
 type planner struct {
-	algo  string
-	build func([]chash.Node) (chash.Placer, error)
-	known map[[2]int]float64
-	prog  *progress
+	algo    string
+	build   func([]chash.Node) (chash.Placer, error)
+	known   map[[2]int]float64
+	placers map[int]chash.Placer
+	prog    *progress
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) int {
@@ -87,8 +90,8 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	limit := 1_000_000
-	if *algoName != "ideal" {
-		limit = 10_000
+	if *algoName != "ideal" && !strings.EqualFold(*algoName, "modn") && *algoName != modNName {
+		limit = maxMeasuredNodes
 	}
 	switch {
 	case len(pos) > 0:
@@ -99,10 +102,12 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "plan", "-from and -to are both %d: nothing to plan", *from)
 	case *step < 1:
 		return usageError(stderr, "plan", "-step %d: want at least 1", *step)
+	case (abs(*to-*from)+*step-1) / *step > maxSteps:
+		return usageError(stderr, "plan", "-step %d: %d steps; want at most %d", *step, (abs(*to-*from)+*step-1) / *step, maxSteps)
 	case rate <= 0 || origin <= 0:
 		return usageError(stderr, "plan", "-rate and -origin must be positive")
 	}
-	pl := &planner{algo: *algoName, known: map[[2]int]float64{}}
+	pl := &planner{algo: *algoName, known: map[[2]int]float64{}, placers: map[int]chash.Placer{}}
 	if pl.algo != "ideal" {
 		opts, err := lib.options()
 		if err != nil {
@@ -128,35 +133,50 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// Limits that keep a plan quick: measured algorithms build a placer per
+// node count and diff each pair of counts a plan visits.
+const (
+	maxSteps         = 1000
+	maxMeasuredNodes = 1000
+	maxMeasuredPairs = 100 // for the search of the largest safe step
+)
+
 // moved returns the fraction of keys that move from n to m nodes.
 func (pl *planner) moved(n, m int) (float64, error) {
+	switch pl.algo {
+	case "ideal":
+		return float64(abs(m-n)) / float64(max(n, m)), nil
+	case modNName:
+		return modNMoved(n, m), nil
+	}
 	if f, ok := pl.known[[2]int{n, m}]; ok {
 		return f, nil
 	}
-	var f float64
-	switch pl.algo {
-	case "ideal":
-		f = float64(abs(m-n)) / float64(max(n, m))
-	case modNName:
-		f = modNMoved(n, m)
-	default:
-		pl.prog.set("measuring %s %d -> %d", pl.algo, n, m)
-		a, err := pl.build(synthNodes(n))
-		if err != nil {
-			return 0, err
-		}
-		b, err := pl.build(synthNodes(m))
-		if err != nil {
-			return 0, err
-		}
-		d, err := chash.Diff(a, b)
-		if err != nil {
-			return 0, err
-		}
-		f = d.Moved
+	pl.prog.set("measuring %s %d -> %d", pl.algo, n, m)
+	a, err := pl.placer(n)
+	if err != nil {
+		return 0, err
 	}
-	pl.known[[2]int{n, m}] = f
-	return f, nil
+	b, err := pl.placer(m)
+	if err != nil {
+		return 0, err
+	}
+	d, err := chash.Diff(a, b)
+	if err != nil {
+		return 0, err
+	}
+	pl.known[[2]int{n, m}] = d.Moved
+	return d.Moved, nil
+}
+
+// placer returns the algorithm's placer of node-0 ... node-(n-1).
+func (pl *planner) placer(n int) (chash.Placer, error) {
+	if p, ok := pl.placers[n]; ok {
+		return p, nil
+	}
+	p, err := pl.build(synthNodes(n))
+	pl.placers[n] = p
+	return p, err
 }
 
 // modNMoved is the fraction of hashes h with h%n != h%m: h%n == h%m holds
@@ -184,54 +204,90 @@ func (pl *planner) plan(from, to, step int, rate, hit, origin float64) (*planRep
 		s.Over = s.OriginLoad > origin
 		return s
 	}
-	steps, err := pl.steps(from, to, step, effect)
+	err := walkPlan(from, to, step, func(n, m int) error {
+		moved, err := pl.moved(n, m)
+		rep.Steps = append(rep.Steps, effect(fmt.Sprint(len(rep.Steps)+1), n, m, moved))
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	rep.Steps = steps
 	moved, err := pl.moved(from, to)
 	if err != nil {
 		return nil, err
 	}
 	rep.AtOnce = effect("at once", from, to, moved)
 	rep.ModN = effect("mod-N", from, to, modNMoved(from, to))
-	// The largest step whose every step fits the origin.
-	for s := min(abs(to-from), 1000); s >= 1 && rep.SafeStep == 0; s-- {
-		steps, err := pl.steps(from, to, s, effect)
-		if err != nil {
-			return nil, err
-		}
-		peak, over := 0.0, false
-		for _, st := range steps {
-			peak, over = max(peak, st.OriginLoad), over || st.Over
-		}
-		if !over {
-			rep.SafeStep, rep.SafePeak = s, peak
-		}
+	if pl.searchable(from, to) {
+		rep.SafeStep, rep.SafePeak, err = pl.safeStep(from, to, effect)
+	} else {
+		rep.SafeStep = -1
 	}
-	return rep, nil
+	return rep, err
 }
 
-// steps returns the plan from -> to, step nodes at a time (the last step
-// may be smaller).
-func (pl *planner) steps(from, to, step int, effect func(string, int, int, float64) planStep) ([]planStep, error) {
-	var out []planStep
+// errOver stops the walk of a plan at its first step over capacity.
+var errOver = errors.New("over capacity")
+
+// safeStep returns the largest step size of at most maxSteps steps whose
+// every step keeps the origin within capacity, and its peak origin load;
+// 0 if there is none.
+func (pl *planner) safeStep(from, to int, effect func(string, int, int, float64) planStep) (int, float64, error) {
+	delta := abs(to - from)
+	for s := delta; s >= 1 && delta/s <= maxSteps; s-- {
+		peak := 0.0
+		err := walkPlan(from, to, s, func(n, m int) error {
+			moved, err := pl.moved(n, m)
+			if err != nil {
+				return err
+			}
+			st := effect("", n, m, moved)
+			if peak = max(peak, st.OriginLoad); st.Over {
+				return errOver
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+			return s, peak, nil
+		case err != errOver:
+			return 0, 0, err
+		}
+	}
+	return 0, 0, nil
+}
+
+// searchable reports whether searching for the largest safe step would
+// measure few enough pairs of node counts.
+func (pl *planner) searchable(from, to int) bool {
+	if pl.algo == "ideal" || pl.algo == modNName {
+		return true
+	}
+	pairs := map[[2]int]bool{}
+	delta := abs(to - from)
+	for s := delta; s >= 1 && delta/s <= maxSteps && len(pairs) <= maxMeasuredPairs; s-- {
+		walkPlan(from, to, s, func(n, m int) error { pairs[[2]int{n, m}] = true; return nil })
+	}
+	return len(pairs) <= maxMeasuredPairs
+}
+
+// walkPlan calls fn for each step from -> to, step nodes at a time (the
+// last step may be smaller), stopping at the first error.
+func walkPlan(from, to, step int, fn func(n, m int) error) error {
 	for n := from; n != to; {
 		m := n + step
 		if to < from {
 			m = n - step
 		}
-		if (m-to)*(n-to) <= 0 { // passed or reached the target
+		if (m-to)*(n-to) <= 0 { // reached or passed the target
 			m = to
 		}
-		moved, err := pl.moved(n, m)
-		if err != nil {
-			return nil, err
+		if err := fn(n, m); err != nil {
+			return err
 		}
-		out = append(out, effect(fmt.Sprint(len(out)+1), n, m, moved))
 		n = m
 	}
-	return out, nil
+	return nil
 }
 
 func (rep *planReport) write(w io.Writer) {
@@ -263,9 +319,12 @@ func (rep *planReport) write(w io.Writer) {
 	row(rep.ModN)
 	t.write(w)
 	fmt.Fprintln(w)
-	if rep.SafeStep == 0 {
+	switch {
+	case rep.SafeStep < 0:
+		fmt.Fprintf(w, "Largest safe step not searched: it would measure over %d pairs of node counts; try -algo ideal.\n", maxMeasuredPairs)
+	case rep.SafeStep == 0:
 		fmt.Fprintf(w, "No step size keeps the origin within %s/s: warm new nodes before they take traffic.\n", commas(int64(rep.Origin)))
-	} else {
+	default:
 		nodes := "nodes"
 		if rep.SafeStep == 1 {
 			nodes = "node"

@@ -102,3 +102,23 @@ func TestModNMoved(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanLimits(t *testing.T) {
+	var rep planReport
+	runJSON(t, &rep, "plan", "-algo", "ring", "-from", "100", "-to", "1000", "-step", "100", "-origin", "50k")
+	if rep.SafeStep != -1 || len(rep.Steps) != 9 {
+		t.Errorf("ring 100 -> 1000: %d steps, safe step %d (want 9, not searched)", len(rep.Steps), rep.SafeStep)
+	}
+	out, _ := runCode(t, 0, "plan", "-algo", "ring", "-from", "100", "-to", "1000", "-step", "100")
+	if !strings.Contains(out, "not searched") {
+		t.Errorf("unsearched safe step not said:\n%s", out)
+	}
+	runJSON(t, &rep, "plan", "-from", "1", "-to", "1000000", "-step", "1000")
+	if rep.SafeStep != 0 || len(rep.Steps) != 1000 {
+		t.Errorf("1 -> 1M: %d steps, safe step %d", len(rep.Steps), rep.SafeStep)
+	}
+	_, errOut := runCode(t, 2, "plan", "-from", "1", "-to", "5000", "-step", "1")
+	if !strings.Contains(errOut, "4999 steps") {
+		t.Errorf("too many steps: %q", errOut)
+	}
+}
