@@ -292,9 +292,6 @@ func ringPoints(n, v int, seed uint64) (pointsRow, error) {
 	row.Seeds = min(100, max(10, 4_000_000/(n*v)))
 	cvs := make([]float64, 0, row.Seeds)
 	for s := 0; s <= row.Seeds; s++ {
-		if s > 0 && uint64(s) == seed {
-			continue // keep the seeds distinct from the ring shown
-		}
 		r, err := chash.NewRing(synthNodes(n), chash.WithVnodes(v), chash.WithHasher(chash.XXHashSeed(seed+uint64(s))))
 		if err != nil {
 			return row, err
