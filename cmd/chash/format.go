@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,11 +144,14 @@ func (f *fraction) Set(s string) error {
 var progressAfter = time.Second
 
 // progress shows on stderr what a long piece of work is doing, once it has
-// taken longer than progressAfter, rewriting one line.
+// taken longer than progressAfter: on a terminal by rewriting one line,
+// elsewhere (a log) by one line each time the step changes.
 type progress struct {
 	w     io.Writer
+	tty   bool
 	mu    sync.Mutex
 	msg   string
+	last  string // the message last shown
 	shown bool
 	start time.Time
 	stop  chan struct{}
@@ -155,7 +159,17 @@ type progress struct {
 }
 
 func startProgress(w io.Writer) *progress {
-	p := &progress{w: w, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil {
+			tty = fi.Mode()&os.ModeCharDevice != 0
+		}
+	}
+	return newProgress(w, tty)
+}
+
+func newProgress(w io.Writer, tty bool) *progress {
+	p := &progress{w: w, tty: tty, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
 	go p.loop()
 	return p
 }
@@ -184,8 +198,13 @@ func (p *progress) loop() {
 func (p *progress) show() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "\r%-60s", fmt.Sprintf("%s (%.1fs)", p.msg, time.Since(p.start).Seconds()))
-	p.shown = true
+	switch {
+	case p.tty:
+		fmt.Fprintf(p.w, "\r%-60s", fmt.Sprintf("%s (%.1fs)", p.msg, time.Since(p.start).Seconds()))
+	case p.msg != p.last:
+		fmt.Fprintf(p.w, "chash: %s (%.1fs)\n", p.msg, time.Since(p.start).Seconds())
+	}
+	p.last, p.shown = p.msg, true
 }
 
 // set names the step in progress.
@@ -195,11 +214,11 @@ func (p *progress) set(format string, a ...any) {
 	p.mu.Unlock()
 }
 
-// finish stops the display and clears its line.
+// finish stops the display and clears its line on a terminal.
 func (p *progress) finish() {
 	close(p.stop)
 	<-p.done
-	if p.shown {
+	if p.shown && p.tty {
 		fmt.Fprintf(p.w, "\r%60s\r", "")
 	}
 }

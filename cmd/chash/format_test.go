@@ -67,11 +67,18 @@ func TestProgress(t *testing.T) {
 		t.Errorf("quick work printed progress %q", b.String())
 	}
 	progressAfter = 0
-	p = startProgress(&b)
-	p.set("slow step")
-	time.Sleep(50 * time.Millisecond)
-	p.finish()
-	if !strings.Contains(b.String(), "slow step") || !strings.HasSuffix(b.String(), "\r") {
-		t.Errorf("slow work printed %q", b.String())
+	for _, tty := range []bool{false, true} {
+		b.Reset()
+		p = newProgress(&b, tty)
+		p.set("slow step")
+		time.Sleep(450 * time.Millisecond) // two or three ticks
+		p.finish()
+		out := b.String()
+		if tty && (!strings.HasPrefix(out, "\rslow step (") || !strings.HasSuffix(out, "\r")) {
+			t.Errorf("terminal: progress %q", out)
+		}
+		if !tty && (!strings.HasPrefix(out, "chash: slow step (") || strings.Count(out, "\n") != 1 || strings.Contains(out, "\r")) {
+			t.Errorf("log: progress %q, want one line", out)
+		}
 	}
 }
