@@ -88,7 +88,7 @@ func isHelp(s string) bool { return s == "-h" || s == "-help" || s == "--help" }
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("chash "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintf(stderr, "run \"chash %s -h\" for help\n", name) }
+	fs.Usage = func() {} // parse prints help or a hint itself
 	return fs
 }
 
@@ -106,6 +106,7 @@ func parse(fs *flag.FlagSet, args []string, help string, stdout io.Writer, rest 
 			return exitOK, true
 		}
 		if err != nil {
+			fmt.Fprintf(fs.Output(), "run \"%s -h\" for help\n", fs.Name())
 			return exitUsage, true
 		}
 		left := fs.Args()

@@ -27,9 +27,9 @@ func runJSON(t *testing.T, v any, args ...string) {
 
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"help"}, {"compare", "-h"}, {"plan", "-h"}, {"diff", "-help"}} {
-		out, _ := runCode(t, 0, args...)
-		if !strings.Contains(out, "usage:") || !strings.Contains(out, "example") {
-			t.Errorf("chash %v: help lacks usage or examples:\n%s", args, out)
+		out, errOut := runCode(t, 0, args...)
+		if !strings.Contains(out, "usage:") || !strings.Contains(out, "example") || errOut != "" {
+			t.Errorf("chash %v: help lacks usage or examples, or wrote to stderr %q:\n%s", args, errOut, out)
 		}
 	}
 }
@@ -47,7 +47,7 @@ func TestBadCommandLines(t *testing.T) {
 		{[]string{"compare", "-points", "0"}, "-points"},
 		{[]string{"compare", "-vnodes", "-3"}, "WithVnodes"},
 		{[]string{"compare", "extra"}, "unexpected argument"},
-		{[]string{"plan", "-nosuchflag"}, "not defined"},
+		{[]string{"plan", "-nosuchflag"}, "not defined: -nosuchflag\nrun \"chash plan -h\" for help"},
 	} {
 		_, errOut := runCode(t, 2, tc.args...)
 		if !strings.Contains(errOut, tc.msg) {
