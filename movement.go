@@ -122,7 +122,7 @@ func (r *Ring) keySpans() (keySpace, []point, []Node) {
 // or empty, and with ErrUnknownNode if a placer returns a non-member.
 // Diff is safe for concurrent use.
 func Diff(old, new Placer) (Movement, error) {
-	old, new = unwrap(old), unwrap(new)
+	old, new = unwrapHolder(old), unwrapHolder(new)
 	if old == nil || new == nil || old.Len() == 0 || new.Len() == 0 {
 		return Movement{}, fmt.Errorf("%w: Diff of an empty placer", ErrNoNodes)
 	}
@@ -148,7 +148,7 @@ func Diff(old, new Placer) (Movement, error) {
 // estimated from SampleKeys fixed keys. The errors are Diff's. Shares is
 // safe for concurrent use.
 func Shares(p Placer) (Ownership, error) {
-	p = unwrap(p)
+	p = unwrapHolder(p)
 	if p == nil || p.Len() == 0 {
 		return Ownership{}, fmt.Errorf("%w: Shares of an empty placer", ErrNoNodes)
 	}
@@ -166,7 +166,7 @@ func Shares(p Placer) (Ownership, error) {
 	return sampleShares(p)
 }
 
-func unwrap(p Placer) Placer {
+func unwrapHolder(p Placer) Placer {
 	if h, ok := p.(*Holder); ok && h != nil {
 		return h.Load()
 	}
@@ -267,9 +267,9 @@ func sampleKey(buf *[8]byte, i int) []byte {
 	return buf[:]
 }
 
-// sample places the sample keys with each placer in parallel and counts
+// sampleOwners places the sample keys with each placer in parallel and counts
 // the combinations of their owners' indexes in nodes[0] and nodes[1].
-func sample(ps []Placer, nodes [][]Node) (map[uint64]int, error) {
+func sampleOwners(ps []Placer, nodes [][]Node) (map[uint64]int, error) {
 	idx := make([]map[string]uint32, len(ps))
 	for i, ns := range nodes {
 		idx[i] = make(map[string]uint32, len(ns))
@@ -324,7 +324,7 @@ func sampleRange(ps []Placer, idx []map[string]uint32, lo, hi int) (map[uint64]i
 
 func sampleMove(old, new Placer) (Movement, error) {
 	na, nb := old.Nodes(), new.Nodes()
-	counts, err := sample([]Placer{old, new}, [][]Node{na, nb})
+	counts, err := sampleOwners([]Placer{old, new}, [][]Node{na, nb})
 	if err != nil {
 		return Movement{}, err
 	}
@@ -337,7 +337,7 @@ func sampleMove(old, new Placer) (Movement, error) {
 
 func sampleShares(p Placer) (Ownership, error) {
 	nodes := p.Nodes()
-	counts, err := sample([]Placer{p}, [][]Node{nodes})
+	counts, err := sampleOwners([]Placer{p}, [][]Node{nodes})
 	if err != nil {
 		return Ownership{}, err
 	}
