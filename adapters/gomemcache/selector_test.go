@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -228,4 +230,33 @@ func ExampleNew() {
 	// Output:
 	// tcp true
 	// gomemcache: bad server address: server 0 "10.0.0.1": address 10.0.0.1: missing port in address
+}
+
+// FuzzNew feeds arbitrary server lists (comma-separated) and keys: New
+// must fail cleanly or give a selector whose picks are among the servers.
+func FuzzNew(f *testing.F) {
+	f.Add("127.0.0.1:11211,127.0.0.1:11212", "key")
+	f.Add("/tmp/mc.sock,[::1]:11211", "")
+	f.Add(",", "k")
+	f.Add("127.0.0.1:11211,127.0.0.1:11211", "k")
+	f.Add("127.0.0.1", "k")
+	f.Fuzz(func(t *testing.T, list, key string) {
+		servers := strings.Split(list, ",")
+		for _, s := range servers {
+			// Host names would be looked up in DNS: keep to literals.
+			if host, _, err := net.SplitHostPort(s); err == nil && host != "" && net.ParseIP(host) == nil && !strings.Contains(s, "/") {
+				t.Skip("host name")
+			}
+		}
+		sel, err := gomemcache.New(servers)
+		if err != nil {
+			return
+		}
+		a, err := sel.PickServer(key)
+		var all []net.Addr
+		_ = sel.Each(func(a net.Addr) error { all = append(all, a); return nil })
+		if err != nil || len(all) != len(servers) || !slices.Contains(all, a) {
+			t.Fatalf("PickServer(%q) = %v, %v; servers %q resolve to %v", key, a, err, servers, all)
+		}
+	})
 }

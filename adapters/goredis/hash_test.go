@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/keyplace/chash"
@@ -122,4 +124,27 @@ func ExampleNewConsistentHash() {
 	// true
 	// ""
 	// goredis: chash: invalid option: WithVnodes(0): want 1 to 65536
+}
+
+// FuzzNew feeds arbitrary shard lists (comma-separated) and keys: the Hash
+// must never panic and must return one of the shards or "".
+func FuzzNew(f *testing.F) {
+	f.Add("shard1,shard2,shard3", "key", uint8(chash.AlgorithmRing))
+	f.Add("", "key", uint8(chash.AlgorithmRing))
+	f.Add("a,a", "{tag}x", uint8(0))
+	f.Add("a,,b", "", uint8(200))
+	f.Fuzz(func(t *testing.T, list, key string, a uint8) {
+		var shards []string
+		if list != "" {
+			shards = strings.Split(list, ",")
+		}
+		h := goredis.New(chash.Algorithm(a), shards)
+		got := h.Get(key)
+		if (got == "") != (h.Err() != nil) {
+			t.Fatalf("Get(%q) = %q with Err %v", key, got, h.Err())
+		}
+		if got != "" && !slices.Contains(shards, got) {
+			t.Fatalf("Get(%q) = %q, not one of %q", key, got, shards)
+		}
+	})
 }
