@@ -379,4 +379,3 @@ func ExampleJump_Remove() {
 	// chash: jump can remove only the last node: "node-1" is bucket 1 of 4; removing it would renumber buckets 2 to 3 and move most of their keys (use Replace to swap it in place)
 	// 3 <nil>
 }
-
