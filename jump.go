@@ -40,7 +40,8 @@ func JumpHash(key uint64, buckets int) int {
 	for {
 		b = j
 		key = key*2862933555777941757 + 1
-		f := float64(b+1) * (float64(1<<31) / float64(key>>33+1))
+		// key>>33+1 fits an int64, whose conversion is one instruction.
+		f := float64(b+1) * (float64(1<<31) / float64(int64(key>>33)+1))
 		// Comparing as float64 is exactly the paper's j < buckets when
 		// buckets fits 32 bits, and keeps int64(f) in range otherwise.
 		if f >= limit {
