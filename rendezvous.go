@@ -40,14 +40,17 @@ const topBatch = 16
 // moves. Two nodes whose ID hashes collide are ranked the same for every
 // key, and the one with the higher ID never owns a key.
 //
-// Lookup is O(n) for n nodes: one mix64 and a comparison per node (about a
-// nanosecond) with equal weights; with unequal weights a bound taken from
-// ln(u) <= u-1 skips the logarithm for nodes that cannot win, so only about
-// ln(n) logarithms are computed per key. Around 64 nodes a lookup costs as
-// much as a ring's; at 1,000 nodes it is several times slower than Ring or
-// Maglev, whose lookups are O(1): choose those for large fleets unless
+// Lookup is O(n) for n nodes: with equal weights one mix64 and one compare
+// per node (19 instructions, measured at about 2 ns per node on a shared
+// 2-core server). Unequal weights add a logarithm only for nodes that might
+// win: a bound from ln(u) <= u-1 skips it for the rest, so 1,000 weighted
+// nodes cost about 1.5 times 1,000 equal ones. Measured beside the O(1)
+// lookups of Ring, Maglev and Jump, rendezvous is as fast at 8 nodes, about
+// 5 times slower at 64 and 50 to 70 times slower at 1,000 (2 to 2.5 µs).
+// It is the right choice up to about a hundred nodes, or beyond that when
 // exact weights, zero collateral movement or ranked replicas matter more
-// than a microsecond per lookup. Memory is 40 to 48 bytes per node.
+// than microseconds per lookup. Memory is 32 bytes per node beside the IDs,
+// 40 with unequal weights.
 //
 // A Rendezvous is immutable and safe for concurrent use; Add and Remove
 // derive new ones. Nodes are reported in ascending ID order.
@@ -263,7 +266,7 @@ func insert(top []candidate, n int, c candidate) int {
 // unit maps m to u = (⌊m/2^24⌋ + 0.5)/2^40, exactly: uniform in (0, 1),
 // non-decreasing in m, on a grid coarse enough for logUnit to be strictly
 // increasing on it.
-func unit(m uint64) float64 { return (float64(m>>24) + 0.5) * 0x1p-40 }
+func unit(m uint64) float64 { return (float64(int64(m>>24)) + 0.5) * 0x1p-40 }
 
 // logUnit returns ln(u) for u in (0, 1) with relative error below 2^-49
 // (the worst seen against math.Log over millions of grid points is
