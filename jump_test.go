@@ -202,13 +202,13 @@ func TestJumpRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ids(d.Nodes()); !slices.Equal(got, ids(conformance.Nodes(8))) {
+	if got := conformance.IDs(d.Nodes()); !slices.Equal(got, conformance.IDs(conformance.Nodes(8))) {
 		t.Errorf("after removing the last two: %v", got)
 	}
 	if _, err := j.Remove("nope"); !errors.Is(err, chash.ErrUnknownNode) {
 		t.Errorf("Remove(unknown) = %v", err)
 	}
-	if _, err := j.Remove(ids(j.Nodes())...); !errors.Is(err, chash.ErrNoNodes) {
+	if _, err := j.Remove(conformance.IDs(j.Nodes())...); !errors.Is(err, chash.ErrNoNodes) {
 		t.Errorf("Remove(all) = %v", err)
 	}
 	if j.Len() != 10 {
@@ -285,7 +285,7 @@ func TestJumpTopK(t *testing.T) {
 		for i := range a {
 			if a[i] != b[i] {
 				if b[i].ID != "node-10" {
-					t.Fatalf("key %q: top 3 %v became %v, changed first to %s", k, ids(a), ids(b), b[i].ID)
+					t.Fatalf("key %q: top 3 %v became %v, changed first to %s", k, conformance.IDs(a), conformance.IDs(b), b[i].ID)
 				}
 				break
 			}
@@ -302,7 +302,7 @@ func TestJumpTopK(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range keys[:2000] {
-		got := ids(big.AppendTopKString(nil, k, 40))
+		got := conformance.IDs(big.AppendTopKString(nil, k, 40))
 		slices.Sort(got)
 		if len(slices.Compact(got)) != 40 {
 			t.Fatalf("key %q: whole ranking has %d distinct nodes, want 40", k, len(got))
@@ -332,7 +332,7 @@ func FuzzJump(f *testing.F) {
 	f.Add(strings.Repeat("n,", 20)+"z", []byte{}, "k", 30, uint64(3))
 	f.Add("a,b", []byte{1, 2}, "", -1, uint64(9))
 	f.Fuzz(func(t *testing.T, idList string, weights []byte, key string, k int, seed uint64) {
-		nodes := fuzzNodes(idList, weights)
+		nodes := conformance.FuzzNodes(idList, weights)
 		p, err := chash.NewJump(nodes, chash.WithHasher(chash.XXHashSeed(seed)))
 		if err != nil {
 			if p != nil {
@@ -340,10 +340,10 @@ func FuzzJump(f *testing.F) {
 			}
 			return
 		}
-		checkPlacement(t, p, key, k%60)
+		conformance.Check(t, p, key, k%60)
 		last := nodes[len(nodes)-1].ID
 		if d, err := p.Remove(last); err == nil {
-			checkPlacement(t, d, key, k%60)
+			conformance.Check(t, d, key, k%60)
 		}
 	})
 }

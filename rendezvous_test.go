@@ -166,21 +166,13 @@ func TestRendezvousEqualWeightPaths(t *testing.T) {
 		b = slow.AppendTopKString(b[:0], key, 11)
 		b = slices.DeleteFunc(b, func(n chash.Node) bool { return n.ID == "heavy" })
 		if !slices.Equal(a, b) {
-			t.Fatalf("key %q: equal-weight path ranks %v, weighted path %v", key, ids(a), ids(b))
+			t.Fatalf("key %q: equal-weight path ranks %v, weighted path %v", key, conformance.IDs(a), conformance.IDs(b))
 		}
 		c = tripled.AppendTopKString(c[:0], key, 10)
-		if !slices.Equal(ids(a), ids(c)) {
-			t.Fatalf("key %q: weights 1 rank %v, weights 3 rank %v", key, ids(a), ids(c))
+		if !slices.Equal(conformance.IDs(a), conformance.IDs(c)) {
+			t.Fatalf("key %q: weights 1 rank %v, weights 3 rank %v", key, conformance.IDs(a), conformance.IDs(c))
 		}
 	}
-}
-
-func ids(nodes []chash.Node) []string {
-	out := make([]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = n.ID
-	}
-	return out
 }
 
 // TestRendezvousShares measures weighted shares over 400,000 keys, where
@@ -290,63 +282,22 @@ func TestRendezvousErrors(t *testing.T) {
 	}
 }
 
-// fuzzNodes builds a node list from fuzz input: IDs separated by commas,
-// and one weight per ID chosen by a byte from values that include invalid
-// and extreme ones.
-func fuzzNodes(idList string, weights []byte) []chash.Node {
-	table := []float64{0, 1, 2, 0.5, 3, -1, math.NaN(), math.Inf(1), 1e-300, 1e300, 0x1p100, 0x1p-100, 7.25}
-	var nodes []chash.Node
-	for i, id := range strings.Split(idList, ",") {
-		w := 0.0
-		if i < len(weights) {
-			w = table[int(weights[i])%len(table)]
-		}
-		nodes = append(nodes, chash.Node{ID: id, Weight: w})
-	}
-	if len(nodes) > 300 {
-		nodes = nodes[:300]
-	}
-	return nodes
-}
-
-// checkPlacement verifies that p's answers for key are members, that the
-// top k are distinct and start with Lookup.
-func checkPlacement(t *testing.T, p chash.Placer, key string, k int) {
-	members := p.Nodes()
-	first := p.LookupString(key)
-	if !slices.Contains(members, first) || p.Lookup([]byte(key)) != first {
-		t.Fatalf("Lookup(%q) = %+v, not a member or not LookupString's", key, first)
-	}
-	top := p.AppendTopKString(nil, key, k)
-	if len(top) != min(max(k, 0), len(members)) {
-		t.Fatalf("AppendTopK(%q, %d) gave %d of %d nodes", key, k, len(top), len(members))
-	}
-	for i, n := range top {
-		if !slices.Contains(members, n) || slices.Contains(top[:i], n) {
-			t.Fatalf("AppendTopK(%q, %d) = %v: not distinct members", key, k, top)
-		}
-	}
-	if len(top) > 0 && top[0] != first {
-		t.Fatalf("AppendTopK(%q, %d)[0] = %v, Lookup %v", key, k, top[0], first)
-	}
-}
-
 func FuzzRendezvous(f *testing.F) {
 	f.Add("a,b,c", []byte{0, 1, 2}, "key", 2, uint64(0))
 	f.Add("node-1,node-2,node-3,x", []byte{3, 4, 9, 10}, "", 5, uint64(7))
 	f.Add("a,a", []byte{}, "k", 1, uint64(1))
 	f.Add("a,b", []byte{5, 6}, "k", -1, uint64(0))
 	f.Fuzz(func(t *testing.T, idList string, weights []byte, key string, k int, seed uint64) {
-		r, err := chash.NewRendezvous(fuzzNodes(idList, weights), chash.WithHasher(chash.XXHashSeed(seed)))
+		r, err := chash.NewRendezvous(conformance.FuzzNodes(idList, weights), chash.WithHasher(chash.XXHashSeed(seed)))
 		if err != nil {
 			if r != nil {
 				t.Fatal("non-nil placer with an error")
 			}
 			return
 		}
-		checkPlacement(t, r, key, k%40)
+		conformance.Check(t, r, key, k%40)
 		if d, err := r.Remove(r.Nodes()[0].ID); err == nil {
-			checkPlacement(t, d, key, k%40)
+			conformance.Check(t, d, key, k%40)
 		}
 	})
 }
@@ -371,7 +322,7 @@ func ExampleRendezvous_AppendTopK() {
 	}
 	replicas := make([]chash.Node, 0, 3) // reuse across calls: no allocation
 	replicas = r.AppendTopK(replicas[:0], []byte("object/1234"), 3)
-	fmt.Println(ids(replicas))
+	fmt.Println(conformance.IDs(replicas))
 	// Output: [node-3 node-6 node-2]
 }
 
