@@ -395,3 +395,146 @@ func (o Ownership) Peak() float64 {
 	}
 	return slices.Max(loads)
 }
+
+// Closed forms. Rendezvous and jump place keys by independent uniform
+// draws, so their movement follows from the weights alone; over the 2^64
+// hash values the actual fractions differ from these by far less than
+// one part in a billion.
+
+// analyticShares: a rendezvous node owns weight/Σweight of the keys.
+func (r *Rendezvous) analyticShares() (Ownership, bool) {
+	return weightShares(r.nodes), true
+}
+
+// analyticShares: each of n jump buckets owns 1/n of the keys.
+func (j *Jump) analyticShares() (Ownership, bool) {
+	eq := slices.Clone(j.nodes)
+	for i := range eq {
+		eq[i].Weight = 1
+	}
+	o := weightShares(eq)
+	for i := range o.Shares {
+		o.Shares[i].Node = j.nodes[i]
+	}
+	return o, true
+}
+
+func weightShares(nodes []Node) Ownership {
+	var total float64
+	for _, n := range nodes {
+		total += n.Weight
+	}
+	o := Ownership{Shares: make([]Share, len(nodes)), Exact: true}
+	for i, n := range nodes {
+		o.Shares[i] = Share{Node: n, Fraction: n.Weight / total}
+	}
+	return o
+}
+
+// analyticMove answers for two rendezvous placers with the same hasher in
+// which every common node has the same weight. A node's score is an
+// exponential clock of rate weight (the smallest -ln(u)/weight wins), so
+// with S the common nodes, O those only in old and N those only in new,
+// and s, o, n their total weights (T = s+o+n):
+//
+//	a in S stays          w_a/T
+//	a in S -> b in N      b first of all, then a first of S∪O: w_b/T · w_a/(s+o)
+//	a in O -> b in S      w_a/T · w_b/(s+n)
+//	a in O -> b in N      either order of the two: both terms above
+func (r *Rendezvous) analyticMove(to Placer) (Movement, bool) {
+	q, ok := to.(*Rendezvous)
+	if !ok || !(keySpace{hasher: r.cfg.hasher}).same(keySpace{hasher: q.cfg.hasher}) {
+		return Movement{}, false
+	}
+	var S, O, N []Node
+	for _, a := range r.nodes {
+		switch i := indexOf(q.nodes, a.ID); {
+		case i < 0:
+			O = append(O, a)
+		case q.nodes[i].Weight != a.Weight:
+			return Movement{}, false // a reweighted node's clock is not independent
+		default:
+			S = append(S, a)
+		}
+	}
+	for _, b := range q.nodes {
+		if indexOf(r.nodes, b.ID) < 0 {
+			N = append(N, b)
+		}
+	}
+	s, o, n := totalWeight(S), totalWeight(O), totalWeight(N)
+	T := s + o + n
+	var flows []Flow
+	for _, a := range S {
+		flows = append(flows, Flow{a.ID, a.ID, a.Weight / T})
+		for _, b := range N {
+			flows = append(flows, Flow{a.ID, b.ID, b.Weight / T * a.Weight / (s + o)})
+		}
+	}
+	for _, a := range O {
+		for _, b := range S {
+			flows = append(flows, Flow{a.ID, b.ID, a.Weight / T * b.Weight / (s + n)})
+		}
+		for _, b := range N {
+			flows = append(flows, Flow{a.ID, b.ID, a.Weight/T*b.Weight/(s+n) + b.Weight/T*a.Weight/(s+o)})
+		}
+	}
+	return newMovement(flows, true, 0), true
+}
+
+func totalWeight(nodes []Node) float64 {
+	var t float64
+	for _, n := range nodes {
+		t += n.Weight
+	}
+	return t
+}
+
+// analyticMove answers for two jump placers with the same hasher. Growing
+// from n to m buckets, a key stays in its bucket i < n with probability
+// 1/m and lands in each new bucket j >= n with probability 1/m, its old
+// bucket uniform: bucket i -> j carries 1/(n·m) (Lamping and Veach, 2014).
+// Shrinking is the same with the roles swapped. Flows are by bucket, then
+// named by each placement's node at that bucket.
+func (j *Jump) analyticMove(to Placer) (Movement, bool) {
+	q, ok := to.(*Jump)
+	if !ok || !(keySpace{hasher: j.cfg.hasher}).same(keySpace{hasher: q.cfg.hasher}) {
+		return Movement{}, false
+	}
+	small, large, grow := j.nodes, q.nodes, true
+	if len(small) > len(large) {
+		small, large, grow = large, small, false
+	}
+	n, m := float64(len(small)), float64(len(large))
+	flow := func(i, k int, f float64) Flow {
+		if grow {
+			return Flow{small[i].ID, large[k].ID, f}
+		}
+		return Flow{large[k].ID, small[i].ID, f}
+	}
+	var flows []Flow
+	for i := range small {
+		flows = append(flows, flow(i, i, 1/m))
+		for k := len(small); k < len(large); k++ {
+			flows = append(flows, flow(i, k, 1/(n*m)))
+		}
+	}
+	return newMovement(mergeFlows(flows), true, 0), true
+}
+
+// mergeFlows adds up flows with the same From and To.
+func mergeFlows(flows []Flow) []Flow {
+	sum := make(map[[2]string]float64, len(flows))
+	var out []Flow
+	for _, f := range flows {
+		k := [2]string{f.From, f.To}
+		if _, ok := sum[k]; !ok {
+			out = append(out, Flow{From: f.From, To: f.To})
+		}
+		sum[k] += f.Fraction
+	}
+	for i := range out {
+		out[i].Fraction = sum[[2]string{out[i].From, out[i].To}]
+	}
+	return out
+}

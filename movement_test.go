@@ -3,6 +3,8 @@ package chash_test
 import (
 	"errors"
 	"fmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"math"
 	"strconv"
 	"testing"
@@ -377,3 +379,51 @@ func ExampleShares() {
 	// b 0.658
 	// CV of load against fair share: 0.019
 }
+
+// The closed forms agree with sampling.
+func TestDiffAnalyticMatchesSampling(t *testing.T) {
+	w := []chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 2}, {ID: "c", Weight: 3}, {ID: "d", Weight: 0.5}}
+	r1, err := chash.NewRendezvous(w)
+	require.NoError(t, err)
+	r2, err := chash.NewRendezvous([]chash.Node{w[0], w[2], w[3], {ID: "e", Weight: 2}, {ID: "f"}})
+	require.NoError(t, err)
+	j1, err := chash.NewJump(conformance.Nodes(7))
+	require.NoError(t, err)
+	j2, err := j1.Add(chash.Node{ID: "x"}, chash.Node{ID: "y"})
+	require.NoError(t, err)
+	j3, err := j2.Replace("node-2", chash.Node{ID: "z"})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name     string
+		old, new chash.Placer
+	}{
+		{"rendezvous", r1, r2}, {"rendezvous back", r2, r1},
+		{"jump grow", j1, j2}, {"jump shrink", j2, j1}, {"jump grow and replace", j1, j3},
+	} {
+		exact, err := chash.Diff(tc.old, tc.new)
+		require.NoError(t, err)
+		require.True(t, exact.Exact, tc.name)
+		sampled, err := chash.Diff(hide{tc.old}, hide{tc.new})
+		require.NoError(t, err)
+		require.False(t, sampled.Exact)
+		assert.InDelta(t, sampled.Moved, exact.Moved, 0.003, tc.name)
+		flows := map[[2]string]float64{}
+		for _, f := range sampled.Flows {
+			flows[[2]string{f.From, f.To}] = f.Fraction
+		}
+		sum := 0.0
+		for _, f := range exact.Flows {
+			sum += f.Fraction
+			assert.InDelta(t, f.Fraction, flows[[2]string{f.From, f.To}], 0.003, "%s: %s -> %s", tc.name, f.From, f.To)
+		}
+		assert.InDelta(t, 1, sum, 1e-9)
+	}
+	sh, err := chash.Shares(r1)
+	require.NoError(t, err)
+	assert.True(t, sh.Exact)
+	assert.InDelta(t, 2.0/6.5, sh.Shares[1].Fraction, 1e-12)
+}
+
+// hide passes a placer through without its concrete type, forcing Diff to
+// sample.
+type hide struct{ chash.Placer }
