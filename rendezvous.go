@@ -326,21 +326,9 @@ func (r *Rendezvous) Add(nodes ...Node) (*Rendezvous, error) {
 // the removed nodes' keys move. It fails with ErrUnknownNode if an ID is not
 // a member, and with ErrNoNodes if no node would remain. r is unchanged.
 func (r *Rendezvous) Remove(ids ...string) (*Rendezvous, error) {
-	gone := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		if indexOf(r.nodes, id) < 0 {
-			return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
-		}
-		gone[id] = true
-	}
-	rest := make([]Node, 0, len(r.nodes))
-	for _, n := range r.nodes {
-		if !gone[n.ID] {
-			rest = append(rest, n)
-		}
-	}
-	if len(rest) == 0 {
-		return nil, fmt.Errorf("%w: removing %d of %d nodes", ErrNoNodes, len(ids), len(r.nodes))
+	rest, err := without(r.nodes, ids)
+	if err != nil {
+		return nil, err
 	}
 	return newRendezvous(r.cfg, rest)
 }

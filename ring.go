@@ -245,21 +245,9 @@ func (r *Ring) Add(nodes ...Node) (*Ring, error) {
 // ErrUnknownNode if an ID is not a member, and with ErrNoNodes if no node
 // would remain. r is unchanged.
 func (r *Ring) Remove(ids ...string) (*Ring, error) {
-	gone := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		if indexOf(r.nodes, id) < 0 {
-			return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
-		}
-		gone[id] = true
-	}
-	var rest []Node
-	for _, n := range r.nodes {
-		if !gone[n.ID] {
-			rest = append(rest, n)
-		}
-	}
-	if len(rest) == 0 {
-		return nil, fmt.Errorf("%w: removing %d of %d nodes", ErrNoNodes, len(ids), len(r.nodes))
+	rest, err := without(r.nodes, ids)
+	if err != nil {
+		return nil, err
 	}
 	return r.derive(rest)
 }
