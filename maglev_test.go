@@ -68,10 +68,8 @@ func refMaglev(nodes []chash.Node, m int) []int {
 	}
 	for i, n := range nodes {
 		h := xxhash.Sum64String(n.ID)
-		offset[i], skip[i] = int(h%uint64(m)), 1
-		if m > 2 {
-			skip[i] = int(refMix64(h^0x6d61676c65762d73)%uint64(m-1)) + 1
-		}
+		offset[i] = int(h % uint64(m))
+		skip[i] = int(refMix64(h^0x6d61676c65762d73)%uint64(m-1)) + 1
 		stride[i] = uint64(math.Round(min(maxw/weight(n), 1<<24) * (1 << 32)))
 	}
 	table := make([]int, m)
