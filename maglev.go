@@ -248,21 +248,9 @@ func (g *Maglev) Add(nodes ...Node) (*Maglev, error) {
 // not a member, and with ErrNoNodes if no node would remain. g is
 // unchanged.
 func (g *Maglev) Remove(ids ...string) (*Maglev, error) {
-	gone := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		if indexOf(g.nodes, id) < 0 {
-			return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
-		}
-		gone[id] = true
-	}
-	var rest []Node
-	for _, n := range g.nodes {
-		if !gone[n.ID] {
-			rest = append(rest, n)
-		}
-	}
-	if len(rest) == 0 {
-		return nil, fmt.Errorf("%w: removing %d of %d nodes", ErrNoNodes, len(ids), len(g.nodes))
+	rest, err := without(g.nodes, ids)
+	if err != nil {
+		return nil, err
 	}
 	return g.derive(rest)
 }
