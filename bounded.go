@@ -171,13 +171,11 @@ func (b *Bounded) assign() {
 	}
 	load := make([]int, len(b.nodes))
 	for p := range b.owner {
-		ph := partitionHash(p)
-		best, at := -1, 0
-		var bestKey uint64
-		for j, i := range open {
-			if k := b.key(ph, i); best < 0 || k > bestKey || k == bestKey && i < best {
-				best, at, bestKey = i, j, k
-			}
+		var best, at int
+		if b.wts == nil {
+			best, at = b.bestEqual(partitionHash(p), open)
+		} else {
+			best, at = b.bestWeighted(partitionHash(p), open)
 		}
 		b.owner[p] = uint32(best)
 		if load[best]++; load[best] == b.caps[best] {
@@ -185,6 +183,43 @@ func (b *Bounded) assign() {
 			open = open[:len(open)-1]
 		}
 	}
+}
+
+// bestEqual returns the open node that partition hash ph prefers when all
+// weights are equal, and its position in open. It is key inlined.
+func (b *Bounded) bestEqual(ph uint64, open []int) (best, at int) {
+	best = -1
+	var top uint64
+	for j, i := range open {
+		k := mix64(ph^b.hashes[i])>>11 | 1
+		if k > top || k == top && i < best {
+			best, at, top = i, j, k
+		}
+	}
+	return best, at
+}
+
+// bestWeighted is bestEqual for unequal weights. Since -ln(u) >= 1-u, a
+// node whose 1-u already exceeds what it would need to beat the best score
+// so far cannot win, and its logarithm is skipped (the margin covers
+// rounding): only about ln(n) logarithms are taken per partition.
+func (b *Bounded) bestWeighted(ph uint64, open []int) (best, at int) {
+	best = -1
+	var top uint64
+	need := math.Inf(1) // -ln(u) must stay below need×w to beat the best
+	for j, i := range open {
+		x := mix64(ph^b.hashes[i])>>11 | 1
+		w := b.wts[i]
+		if float64(1-float64(x)*0x1p-53) > need*w*(1+1e-9) {
+			continue
+		}
+		s := lnUnit(x) / w
+		if k := ^math.Float64bits(s); best < 0 || k > top || k == top && i < best {
+			best, at, top = i, j, k
+			need = -s
+		}
+	}
+	return best, at
 }
 
 // partitionHash returns the hash partition p is scored with.
