@@ -128,9 +128,12 @@ func balancerSequential(t *testing.T, c float64) {
 			bd := newBounds(p, c)
 			rng := rand.New(rand.NewPCG(1, uint64(len(nodes))))
 			var held []chash.Lease
-			edges := 0
+			edges, steps := 0, 20_000
+			if testing.Short() || raceEnabled {
+				steps = 4000
+			}
 			order := make([]chash.Node, 0, len(nodes))
-			for step := 0; step < 20_000; step++ {
+			for step := 0; step < steps; step++ {
 				if len(held) > 0 && rng.IntN(2) == 0 {
 					i := rng.IntN(len(held))
 					if !held[i].Release() {
@@ -172,9 +175,9 @@ func balancerSequential(t *testing.T, c float64) {
 			for _, l := range held {
 				l.Release()
 			}
-			t.Logf("%d nodes: %d of 20000 steps at a rounding edge", len(nodes), edges)
-			if edges > 2000 {
-				t.Errorf("c=%v: %d of 20000 steps were at a rounding edge, unchecked", c, edges)
+			t.Logf("%d nodes: %d of %d steps at a rounding edge", len(nodes), edges, steps)
+			if edges > steps/10 {
+				t.Errorf("c=%v: %d of %d steps were at a rounding edge, unchecked", c, edges, steps)
 			}
 			if b.InFlight() != 0 {
 				t.Fatalf("c=%v: %d in flight after releasing all", c, b.InFlight())
@@ -341,7 +344,11 @@ func TestBalancerHotKey(t *testing.T) {
 }
 
 func hotKeyRun(t *testing.T, c, hot float64) (kept, other, peak, meanPeak float64) {
-	const nodes, hold, steps = 10, 100, 200_000
+	const nodes, hold = 10, 100
+	steps := 200_000
+	if testing.Short() || raceEnabled {
+		steps = 40_000
+	}
 	p, _ := chash.NewBounded(conformance.Nodes(nodes))
 	b := newBalancer(t, p, chash.WithLoadFactor(c))
 	bd := newBounds(p, c)
@@ -397,9 +404,12 @@ func hotKeyRun(t *testing.T, c, hot float64) (kept, other, peak, meanPeak float6
 	return kept, other, peak, meanPeak / samples
 }
 
+// raceEnabled is set by balancer_race_test.go under the race detector.
+var raceEnabled bool
+
 func TestBalancerAllocs(t *testing.T) {
-	if testing.CoverMode() != "" {
-		t.Skip("coverage instrumentation allocates")
+	if testing.CoverMode() != "" || raceEnabled {
+		t.Skip("coverage instrumentation and the race detector allocate")
 	}
 	p, _ := chash.NewBounded(conformance.Nodes(64))
 	b := newBalancer(t, p)
