@@ -9,10 +9,8 @@ import (
 )
 
 // DefaultPartitions is the bounded placer's partition count unless
-// WithPartitions says otherwise. 16384 partitions take 64 KiB and keep the
-// largest node within the load bound at 1,000 nodes (16 partitions a node);
-// at 10 to 64 nodes the bound is never reached and placement is pure
-// rendezvous. See NewBounded for the measurements.
+// WithPartitions says otherwise: 64 KiB of table, 16 partitions a node at
+// 1,000 nodes. See Bounded for the measurements behind it.
 const DefaultPartitions = 1 << 14
 
 // DefaultLoadFactor is the bounded placer's and the balancer's load factor
@@ -42,12 +40,27 @@ const maxBuildWork = 1 << 30
 //
 // When no node is near its capacity the assignment is plain weighted
 // rendezvous and a membership change moves only the keys of the node added
-// or removed. Near capacity, a partition may instead move between two
-// untouched nodes because the capacities changed or because a full node
-// took it earlier in the pass. Measured with DefaultPartitions over 100,000
-// keys, adding an eleventh node moves exactly 1/11 of the keys at c = 1.1,
-// 1.25 and 2; adding a node to 1,000 moves 1.6 times the minimal 1/1001 at
-// c = 1.25, 2.6 times at c = 1.1 and 1.0 times at c = 2.
+// or removed. Near capacity, a partition may also move between two
+// untouched nodes, because the capacities changed or because a node filled
+// earlier or later in the pass. Measured with DefaultPartitions, averaged
+// over 20 additions and removals, the fraction of partitions moved against
+// the minimal 1/(n+1) for an addition (1/n for a removal) is:
+//
+//	nodes   c = 1.1         c = 1.25        c = 2
+//	10      0.99 / 1.00     0.99 / 1.00     0.99 / 1.00
+//	100     1.06 / 1.04     1.01 / 0.99     1.01 / 0.99
+//	1000    1.52 / 1.49     1.17 / 1.25     1.02 / 1.06
+//
+// Between untouched nodes, no change moved more than 0.07% of the keys
+// (none at 10 nodes, none at c = 2). Fewer partitions per node, or c
+// nearer 1, move more: 1024 partitions over 10 nodes at c = 1.1 move up to
+// 1% of keys between untouched nodes.
+//
+// DefaultPartitions, 16384, is the smallest power of two that keeps these
+// figures: at 4096 partitions, 1,000 nodes move 2.0 times the minimum at
+// c = 1.1 and the largest node holds 1.47 times the mean at c = 1.25
+// (1.28 at 16384); 65536 partitions move 1.2 times the minimum but take
+// 256 KiB and four times as long to build (0.3 s at 1,000 nodes).
 //
 // A lookup is one hash, a multiply-shift reduction of it to a partition
 // (the high 64 bits of hash × P) and one table read: O(1), no allocation.
