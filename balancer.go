@@ -36,7 +36,7 @@ var ErrOverloaded = errors.New("chash: every node is at its load bound")
 // return ErrOverloaded, without spinning.
 //
 // Cost: when the first choice has room, an acquire is one Lookup, one map
-// read and one compare-and-swap, and a release two atomic adds. When nodes
+// read (none for a Bounded placer) and one compare-and-swap, and a release two atomic adds. When nodes
 // are full the walk asks the placer for 8, 64, 512, ... nodes until one has
 // room, so the worst case, every node full, costs about 8/7 of
 // AppendTopK(Len) plus two map reads and atomic loads a node. Acquire and
@@ -56,7 +56,9 @@ type Balancer struct {
 // members is one membership: the placer and its nodes' counters.
 type members struct {
 	p     Placer
-	index map[string]int // node ID -> position in loads
+	owner ownerIndexer // p, if it can name owners by position
+	nodes []Node
+	index map[string]int // node ID -> position in nodes and loads
 	loads []*counter
 	share []float64 // c × w_i / W
 }
@@ -65,6 +67,13 @@ type members struct {
 type counter struct {
 	n atomic.Int64
 	_ [56]byte
+}
+
+// ownerIndexer is implemented by placers that can give a key's owner as
+// its position in Nodes(), sparing the balancer a map read per acquire.
+type ownerIndexer interface {
+	ownerIndex(key []byte) int
+	ownerIndexString(key string) int
 }
 
 // Lease is a node acquired for one request. Release it exactly once when
@@ -122,8 +131,11 @@ func (b *Balancer) SetPlacer(p Placer) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	old := b.cur.Load()
+	owner, _ := p.(ownerIndexer)
 	m := &members{
 		p:     p,
+		owner: owner,
+		nodes: nodes,
 		index: make(map[string]int, len(nodes)),
 		loads: make([]*counter, len(nodes)),
 		share: make([]float64, len(nodes)),
@@ -181,9 +193,12 @@ func (b *Balancer) Load(id string) int64 {
 func (b *Balancer) Acquire(key []byte) (Lease, error) {
 	m := b.cur.Load()
 	t := b.total.Add(1)
-	first := m.p.Lookup(key)
-	if i, ok := m.index[first.ID]; ok && m.take(i, t) {
-		return b.lease(m, first, i), nil
+	if m.owner != nil {
+		if i := m.owner.ownerIndex(key); m.take(i, t) {
+			return b.lease(m, m.nodes[i], i), nil
+		}
+	} else if i, ok := m.index[m.p.Lookup(key).ID]; ok && m.take(i, t) {
+		return b.lease(m, m.nodes[i], i), nil
 	}
 	return b.spill(m, t, key, "", false)
 }
@@ -192,9 +207,12 @@ func (b *Balancer) Acquire(key []byte) (Lease, error) {
 func (b *Balancer) AcquireString(key string) (Lease, error) {
 	m := b.cur.Load()
 	t := b.total.Add(1)
-	first := m.p.LookupString(key)
-	if i, ok := m.index[first.ID]; ok && m.take(i, t) {
-		return b.lease(m, first, i), nil
+	if m.owner != nil {
+		if i := m.owner.ownerIndexString(key); m.take(i, t) {
+			return b.lease(m, m.nodes[i], i), nil
+		}
+	} else if i, ok := m.index[m.p.LookupString(key).ID]; ok && m.take(i, t) {
+		return b.lease(m, m.nodes[i], i), nil
 	}
 	return b.spill(m, t, nil, key, true)
 }
@@ -258,7 +276,7 @@ func (b *Balancer) spill(m *members, t int64, kb []byte, ks string, str bool) (L
 func (b *Balancer) first(m *members, order []Node, from int, t int64) (Lease, bool) {
 	for _, n := range order[from:] {
 		if i, ok := m.index[n.ID]; ok && m.take(i, t) {
-			return b.lease(m, n, i), true
+			return b.lease(m, m.nodes[i], i), true
 		}
 	}
 	return Lease{}, false

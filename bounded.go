@@ -295,6 +295,16 @@ func (b *Bounded) LookupString(key string) Node {
 	return b.nodes[b.owner[b.partition(b.cfg.hasher.sumString(key))]]
 }
 
+// ownerIndex and ownerIndexString give the owner's position in Nodes(),
+// for the Balancer.
+func (b *Bounded) ownerIndex(key []byte) int {
+	return int(b.owner[b.partition(b.cfg.hasher.sum(key))])
+}
+
+func (b *Bounded) ownerIndexString(key string) int {
+	return int(b.owner[b.partition(b.cfg.hasher.sumString(key))])
+}
+
 // Partition returns the partition key belongs to, in [0, Partitions).
 // Keys of one partition always move together.
 func (b *Bounded) Partition(key []byte) int { return b.partition(b.cfg.hasher.sum(key)) }
