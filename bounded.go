@@ -65,7 +65,7 @@ const maxBuildWork = 1 << 30
 // A lookup is one hash, a multiply-shift reduction of it to a partition
 // (the high 64 bits of hash × P) and one table read: O(1), no allocation.
 // A build scores every partition against every node: O(P × n) time,
-// 4 bytes a partition plus 40 bytes a node of memory.
+// 4 bytes a partition plus about 50 bytes a node of memory.
 //
 // A Bounded is immutable and safe for concurrent use; Add and Remove
 // derive new placers. Nodes are reported in ascending ID order.
