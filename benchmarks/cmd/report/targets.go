@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// status is "met" or how far the figure is from its bound (lower is
+// better for every target here).
+func status(got, bound float64) string {
+	if math.IsNaN(got) {
+		return "not measured"
+	}
+	if got <= bound {
+		return "met"
+	}
+	return fmt.Sprintf("**missed** by %.0f%%", 100*(got/bound-1))
+}
+
+func (r *report) targets(b *bytes.Buffer) {
+	b.WriteString("## Targets\n\n| target | measured | status |\n|---|---|---|\n")
+	r.allocTarget(b)
+	r.peerTarget(b)
+	r.hashTarget(b, "ring", "ring (160 points) at 64 nodes at most 2× the bare hash", 2)
+	r.hashTarget(b, "maglev", "Maglev at 64 nodes at most 1.3× the bare hash", 1.3)
+	r.jumpTarget(b)
+	r.topKTarget(b)
+	b.WriteString("\n")
+}
+
+func (r *report) allocTarget(b *bytes.Buffer) {
+	worst, n := r.root.maxOver("Lookup/", "allocs/op")
+	for _, f := range r.families() {
+		if f.has {
+			for _, kind := range []string{"Lookup/", "TopK3/"} {
+				w, m := r.cmp.maxOver(kind+f.name+"/chash/", "allocs/op")
+				worst, n = max(worst, w), n+m
+			}
+		}
+	}
+	st := "met"
+	switch {
+	case n == 0:
+		st = "not measured"
+	case worst > 0:
+		st = fmt.Sprintf("**missed**: %.0f allocs/op", worst)
+	}
+	fmt.Fprintf(b, "| 0 allocs/op on every lookup path, every algorithm, every key length | at most %.0f allocs/op over %d benchmarks; `TestLookupsDoNotAllocate` checks 1, 13, 80 and 1,000-byte keys | %s |\n",
+		worst, n, st)
+}
+
+func (r *report) peerTarget(b *bytes.Buffer) {
+	var parts []string
+	worst := math.NaN()
+	for _, f := range r.families() {
+		if !f.has {
+			continue
+		}
+		for _, p := range f.peers {
+			w, at := r.worstRatio("Lookup", f.ours, p)
+			if math.IsNaN(w) {
+				continue
+			}
+			if math.IsNaN(worst) || w > worst {
+				worst = w
+			}
+			parts = append(parts, fmt.Sprintf("%s vs %s: worst %s (%s)", f.name, p.Name, ratio(w), at))
+		}
+	}
+	fmt.Fprintf(b, "| each algorithm faster than every peer of the same algorithm (lookup, all node counts and key sizes) | %s | %s |\n",
+		strings.Join(parts, "; "), status(worst, 0.9999))
+}
+
+// hashTarget compares the library's own lookup benchmarks with its
+// BenchmarkHash of the same key size and key type, at 64 nodes.
+func (r *report) hashTarget(b *bytes.Buffer, algo, what string, bound float64) {
+	var parts []string
+	worst := math.NaN()
+	for _, k := range keySizes {
+		for _, path := range [][2]string{{"Lookup", "bytes"}, {"LookupString", "string"}} {
+			v, ok1 := r.root.ns(fmt.Sprintf("Lookup/%s/nodes=64/key=%d/%s", algo, k, path[0]))
+			h, ok2 := r.root.ns(fmt.Sprintf("Hash/key=%d/%s", k, path[1]))
+			if !ok1 || !ok2 {
+				continue
+			}
+			if math.IsNaN(worst) || v/h > worst {
+				worst = v / h
+			}
+			parts = append(parts, fmt.Sprintf("%d B %s: %s (%s / %s)", k, path[0], ratio(v/h), dur(v), dur(h)))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"not in this build"}
+	}
+	fmt.Fprintf(b, "| %s | %s | %s |\n", what, strings.Join(parts, "; "), status(worst, bound))
+}
+
+func (r *report) jumpTarget(b *bytes.Buffer) {
+	for _, f := range r.families() {
+		if f.name != "jump" {
+			continue
+		}
+		msg, worst := "not in this build", math.NaN()
+		for _, p := range f.peers {
+			if f.has && p.Name == "go-jump" {
+				var at string
+				worst, at = r.worstRatio("Lookup", f.ours, p)
+				msg = fmt.Sprintf("chash / (go-jump + xxhash): worst %s (%s)", ratio(worst), at)
+			}
+		}
+		fmt.Fprintf(b, "| jump at most go-jump plus the same xxhash | %s | %s |\n", msg, status(worst, 1))
+	}
+}
+
+// topKTarget compares each of our algorithms' top-3 at 64 nodes with the
+// fastest peer replica list at the same key size.
+func (r *report) topKTarget(b *bytes.Buffer) {
+	var parts []string
+	worst := math.NaN()
+	for _, k := range keySizes {
+		best, bestName := math.Inf(1), ""
+		for _, s := range r.subjects {
+			if v, ok := r.cmp.ns(name("TopK3", s, 64, k)); ok && !s.Ours && v < best {
+				best, bestName = v, s.Name
+			}
+		}
+		for _, f := range r.families() {
+			v, ok := r.cmp.ns(name("TopK3", f.ours, 64, k))
+			if !f.has || !ok || math.IsInf(best, 1) {
+				continue
+			}
+			a, _ := r.cmp.get(name("TopK3", f.ours, 64, k), "allocs/op")
+			speedup := best / v
+			if a > 0 {
+				speedup = 0
+			}
+			if math.IsNaN(worst) || speedup < worst {
+				worst = speedup
+			}
+			parts = append(parts, fmt.Sprintf("%s %d B: %.1f× faster than %s, %.0f allocs", f.name, k, best/v, bestName, a))
+		}
+	}
+	st := "not measured"
+	switch {
+	case worst >= 3:
+		st = "met"
+	case worst == 0:
+		st = "**missed**: allocates"
+	case worst < 3:
+		st = fmt.Sprintf("**missed**: worst %.1f×, short of 3× by %.0f%%", worst, 100*(1-worst/3))
+	}
+	fmt.Fprintf(b, "| top-3 at 64 nodes at least 3× faster than the fastest peer's replica list, 0 allocs | %s | %s |\n",
+		strings.Join(parts, "; "), st)
+}
