@@ -43,32 +43,32 @@ func (x xxHasher) Sum64String(s string) uint64 {
 	return d.Sum64()
 }
 
-// hasher is the Hasher a placer was built with, with the xxhash case
-// called directly: an interface call would make every key escape.
+// hasher is the Hasher a placer was built with. The default, xxhash with
+// seed 0, is called directly (ext == nil): small enough to inline, so it
+// costs a lookup no extra call.
 type hasher struct {
-	ext  Hasher // nil for xxhash
-	seed uint64
+	ext Hasher
 }
 
 var defaultHasher = hasher{}
 
 func newHasher(h Hasher) hasher {
-	if x, ok := h.(xxHasher); ok {
-		return hasher{seed: x.seed}
+	if x, ok := h.(xxHasher); ok && x.seed == 0 {
+		return hasher{}
 	}
 	return hasher{ext: h}
 }
 
 func (h hasher) sum(b []byte) uint64 {
 	if h.ext == nil {
-		return xxHasher{h.seed}.Sum64(b)
+		return xxhash.Sum64(b)
 	}
 	return h.ext.Sum64(b)
 }
 
 func (h hasher) sumString(s string) uint64 {
 	if h.ext == nil {
-		return xxHasher{h.seed}.Sum64String(s)
+		return xxhash.Sum64String(s)
 	}
 	return h.ext.Sum64String(s)
 }

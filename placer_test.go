@@ -1,0 +1,96 @@
+package chash_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/keyplace/chash"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseAlgorithm(t *testing.T) {
+	for _, a := range chash.Algorithms() {
+		got, err := chash.ParseAlgorithm(a.String())
+		require.NoError(t, err)
+		assert.Equal(t, a, got)
+	}
+	got, err := chash.ParseAlgorithm(" HRW ")
+	require.NoError(t, err)
+	assert.Equal(t, chash.AlgorithmRendezvous, got)
+	got, err = chash.ParseAlgorithm("Maglev")
+	require.NoError(t, err)
+	assert.Equal(t, chash.AlgorithmMaglev, got)
+	for _, s := range []string{"", "modulo", "ring2"} {
+		_, err := chash.ParseAlgorithm(s)
+		assert.ErrorIs(t, err, chash.ErrUnknownAlgorithm, s)
+	}
+	assert.Equal(t, "Algorithm(0)", chash.Algorithm(0).String())
+	assert.Equal(t, "Algorithm(200)", chash.Algorithm(200).String())
+}
+
+func TestNew(t *testing.T) {
+	nodes := []chash.Node{{ID: "a"}, {ID: "b"}}
+	for _, a := range []chash.Algorithm{0, 6, 255} {
+		p, err := chash.New(a, nodes)
+		assert.ErrorIs(t, err, chash.ErrUnknownAlgorithm)
+		assert.Nil(t, p)
+	}
+	p, err := chash.New(chash.AlgorithmRing, nodes)
+	require.NoError(t, err)
+	assert.IsType(t, &chash.Ring{}, p)
+	// A failed build is a nil interface, not a typed nil.
+	for _, a := range chash.Algorithms() {
+		p, err := chash.New(a, nil)
+		assert.Error(t, err)
+		assert.True(t, p == nil, "%v: New returned a non-nil Placer with an error", a)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	nodes := []chash.Node{{ID: "a"}}
+	bad := map[string]chash.Option{
+		"hasher nil":         chash.WithHasher(nil),
+		"vnodes 0":           chash.WithVnodes(0),
+		"vnodes negative":    chash.WithVnodes(-5),
+		"vnodes huge":        chash.WithVnodes(1 << 20),
+		"table not prime":    chash.WithTableSize(65536),
+		"table 1":            chash.WithTableSize(1),
+		"table 0":            chash.WithTableSize(0),
+		"table huge":         chash.WithTableSize(1<<24 + 43),
+		"partitions 0":       chash.WithPartitions(0),
+		"partitions huge":    chash.WithPartitions(1<<24 + 1),
+		"load factor 1":      chash.WithLoadFactor(1),
+		"load factor 0.5":    chash.WithLoadFactor(0.5),
+		"load factor NaN":    chash.WithLoadFactor(math.NaN()),
+		"load factor +Inf":   chash.WithLoadFactor(math.Inf(1)),
+		"load factor -Inf":   chash.WithLoadFactor(math.Inf(-1)),
+		"load factor 1-1e-9": chash.WithLoadFactor(1 - 1e-9),
+	}
+	for name, o := range bad {
+		for _, a := range chash.Algorithms() {
+			_, err := chash.New(a, nodes, o)
+			if errors.Is(err, chash.ErrUnknownAlgorithm) {
+				continue
+			}
+			assert.ErrorIs(t, err, chash.ErrInvalidOption, "%s with %v", name, a)
+		}
+	}
+	good := []chash.Option{
+		nil, chash.WithVnodes(1), chash.WithTableSize(65537), chash.WithTableSize(2), chash.WithPartitions(1),
+		chash.WithLoadFactor(1.0000001), chash.WithHasher(chash.XXHashSeed(3)),
+	}
+	_, err := chash.NewRing(nodes, good...)
+	assert.NoError(t, err)
+}
+
+func TestNodeErrorsCarryDetail(t *testing.T) {
+	_, err := chash.NewRing([]chash.Node{{ID: "a"}, {ID: "cache-7"}, {ID: "cache-7"}})
+	assert.ErrorIs(t, err, chash.ErrDuplicateID)
+	assert.Contains(t, err.Error(), `"cache-7"`)
+	_, err = chash.NewRing([]chash.Node{{ID: "x", Weight: -2}})
+	assert.ErrorIs(t, err, chash.ErrInvalidWeight)
+	assert.Contains(t, err.Error(), `"x"`)
+	assert.Contains(t, err.Error(), "-2")
+}
