@@ -40,11 +40,11 @@ func TestFindings(t *testing.T) {
 }
 
 // TestQuality measures balance and movement of every subject over the
-// same keys (20,000 with -short, 200,000 otherwise) and holds chash to the
+// same keys (20,000 with -short or -race, 200,000 otherwise) and holds chash to the
 // bounds its algorithms promise.
 func TestQuality(t *testing.T) {
 	n := 200_000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 20_000
 	}
 	keys := QualityKeys(n)
