@@ -44,9 +44,11 @@ func skipSlow(b *testing.B, s Subject, n int) {
 // same closure call, at 8, 64 and 1,000 nodes with 13- and 80-byte keys.
 // Names are Lookup/FAMILY/LIBRARY/nodes=N/key=S.
 func BenchmarkLookup(b *testing.B) {
-	for _, s := range Subjects() {
-		for _, n := range benchNodeCounts {
-			for _, size := range benchKeySizes {
+	// Subjects are the innermost loop so that a library and its peers
+	// run close together in time, under the same machine load.
+	for _, n := range benchNodeCounts {
+		for _, size := range benchKeySizes {
+			for _, s := range Subjects() {
 				name := fmt.Sprintf("%s/%s/nodes=%d/key=%d", s.Family, s.Name, n, size)
 				b.Run(name, func(b *testing.B) {
 					lookup := build(b, s, n).Lookup
@@ -69,9 +71,9 @@ func BenchmarkLookup(b *testing.B) {
 // has one (chash appends into a reused buffer; peers return a new slice,
 // as their APIs require).
 func BenchmarkTopK3(b *testing.B) {
-	for _, s := range Subjects() {
-		for _, n := range benchNodeCounts {
-			for _, size := range benchKeySizes {
+	for _, n := range benchNodeCounts {
+		for _, size := range benchKeySizes {
+			for _, s := range Subjects() {
 				if s.Family == "hash" {
 					continue
 				}
@@ -99,11 +101,11 @@ func BenchmarkTopK3(b *testing.B) {
 // BenchmarkBuild measures building each subject from a list of node
 // names, with bytes allocated.
 func BenchmarkBuild(b *testing.B) {
-	for _, s := range Subjects() {
-		if s.Family == "hash" {
-			continue
-		}
-		for _, n := range []int{64, 1000} {
+	for _, n := range []int{64, 1000} {
+		for _, s := range Subjects() {
+			if s.Family == "hash" {
+				continue
+			}
 			b.Run(fmt.Sprintf("%s/%s/nodes=%d", s.Family, s.Name, n), func(b *testing.B) {
 				skipSlow(b, s, n)
 				ids := NodeIDs(n)
