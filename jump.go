@@ -1,11 +1,243 @@
 package chash
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
 
-// Jump is not built yet; NewJump returns an error.
-type Jump struct{ Ring }
+// ErrNotLast reports an attempt to remove a Jump node that is not the last
+// bucket. Jump numbers its nodes 0 to n-1 and can only drop bucket n-1:
+// removing a node in the middle would renumber every bucket after it and
+// move most of their keys. Replace the node in place with [Jump.Replace],
+// or build a new Jump if a full reshuffle is acceptable.
+var ErrNotLast = errors.New("chash: jump can remove only the last node")
 
-// NewJump is not built yet and always fails.
+// jumpTopMax is how many of AppendTopK's choices are drawn by jump hash;
+// its array of bucket numbers lives on the stack.
+const jumpTopMax = 16
+
+// JumpHash returns the bucket in [0, buckets) of a 64-bit key by the jump
+// consistent hash of Lamping and Veach ("A Fast, Minimal Memory, Consistent
+// Hash Algorithm", arXiv:1406.2294, 2014). For buckets up to 1<<31 the
+// results equal those of the paper's C++ function for the same key and
+// bucket count. Growing buckets from n to n+1 moves a fraction 1/(n+1) of
+// keys, all into the new bucket n.
+//
+// The key should already be well mixed (a hash): the function's linear
+// congruential steps do not spread nearby integers. It costs about
+// ln(buckets) iterations of a multiply and a division, allocates nothing and
+// never panics. For buckets <= 0 it returns 0, the answer for one bucket, so
+// that the result is never negative. Above 1<<31 buckets, beyond the paper's
+// 32-bit range, the same computation continues and still returns a value in
+// [0, buckets).
+func JumpHash(key uint64, buckets int) int {
+	if buckets <= 0 {
+		return 0
+	}
+	limit := float64(buckets)
+	b, j := int64(-1), int64(0)
+	for {
+		b = j
+		key = key*2862933555777941757 + 1
+		// key>>33+1 fits an int64, whose conversion is one instruction.
+		f := float64(b+1) * (float64(1<<31) / float64(int64(key>>33)+1))
+		// Comparing as float64 is exactly the paper's j < buckets when
+		// buckets fits 32 bits, and keeps int64(f) in range otherwise.
+		if f >= limit {
+			return int(b)
+		}
+		j = int64(f)
+	}
+}
+
+// Jump places keys with [JumpHash]: node i of the order given to NewJump is
+// bucket i, and a key goes to bucket JumpHash(hash(key), n).
+//
+// Jump needs no memory beyond its node list and its lookups cost one hash
+// plus about ln(n) cheap iterations, with a nearly perfect balance. The
+// trade is in membership: nodes must have equal weights, and only the last
+// node can leave without renumbering the others. Add appends nodes at the
+// end and moves about 1/(n+1) of keys per added node, all to it; Remove
+// accepts only the last nodes and moves only their keys; Replace swaps a
+// node in place, moving only its keys, to the replacement. Removing a node
+// in the middle fails with ErrNotLast, because jump would renumber every
+// later bucket and move most keys; if that is really wanted, build a new
+// Jump from the remaining nodes.
+//
+// A Jump is immutable and safe for concurrent use. Nodes are reported in
+// bucket order, as given.
+type Jump struct {
+	nodes []Node // bucket order
+	cfg   config
+}
+
+var _ Placer = (*Jump)(nil)
+
+// NewJump builds a jump placer whose bucket i is nodes[i]. It uses
+// WithHasher and ignores the other options. It fails if nodes is empty, an
+// ID is empty or repeated, a weight is negative, NaN or infinite, or the
+// weights differ (ErrInvalidWeight): any common weight is accepted, and 0
+// means 1. Building copies the list and checks IDs for duplicates: O(n log n).
 func NewJump(nodes []Node, opts ...Option) (*Jump, error) {
-	return nil, fmt.Errorf("%w: jump is not built yet", ErrUnknownAlgorithm)
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := checkNodes(nodes, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := equalWeights(ns); err != nil {
+		return nil, err
+	}
+	return &Jump{nodes: ns, cfg: cfg}, nil
+}
+
+// Lookup returns the node of key's bucket.
+func (p *Jump) Lookup(key []byte) Node {
+	return p.nodes[JumpHash(p.cfg.hasher.sum(key), len(p.nodes))]
+}
+
+// LookupString is Lookup for a string key.
+func (p *Jump) LookupString(key string) Node {
+	return p.nodes[JumpHash(p.cfg.hasher.sumString(key), len(p.nodes))]
+}
+
+// AppendTopK appends up to k distinct nodes for key. The first is Lookup's.
+// Choice i (i >= 1) is drawn by jump hash over the n-i buckets not yet
+// chosen, with key hash mix64(h + i·φ), and mapped onto them in bucket
+// order, so each later choice is uniform over the remaining nodes and
+// appending a bucket changes a choice only to the new bucket or through an
+// earlier change. Past the 16th choice the rest follow in bucket order from
+// a hashed start, skipping the first 16. Cost: O(k·(k + log n)) for k <= 16,
+// plus O(16) per further choice; no allocation when dst has room.
+func (p *Jump) AppendTopK(dst []Node, key []byte, k int) []Node {
+	return p.appendTopK(dst, p.cfg.hasher.sum(key), k)
+}
+
+// AppendTopKString is AppendTopK for a string key.
+func (p *Jump) AppendTopKString(dst []Node, key string, k int) []Node {
+	return p.appendTopK(dst, p.cfg.hasher.sumString(key), k)
+}
+
+func (p *Jump) appendTopK(dst []Node, h uint64, k int) []Node {
+	n := len(p.nodes)
+	k = clampK(k, n)
+	var chosen [jumpTopMax]int // ascending bucket numbers
+	m := 0
+	var start int
+	for i := 0; i < k; i++ {
+		var r int
+		switch {
+		case i == 0:
+			r = JumpHash(h, n)
+		case i < jumpTopMax:
+			r = JumpHash(mix64(h+uint64(i)*0x9e3779b97f4a7c15), n-i)
+		default:
+			if i == jumpTopMax {
+				start = int(mix64(h) % uint64(n-jumpTopMax))
+			}
+			r = (start + i - jumpTopMax) % (n - jumpTopMax)
+		}
+		// Map r, an index among the unchosen buckets, to its bucket.
+		b := r
+		for _, c := range chosen[:m] {
+			if c <= b {
+				b++
+			}
+		}
+		dst = append(dst, p.nodes[b])
+		if m < jumpTopMax {
+			j := m
+			for ; j > 0 && chosen[j-1] > b; j-- {
+				chosen[j] = chosen[j-1]
+			}
+			chosen[j] = b
+			m++
+		}
+	}
+	return dst
+}
+
+// Nodes returns the members in bucket order.
+func (p *Jump) Nodes() []Node { return slices.Clone(p.nodes) }
+
+// Len returns the number of members.
+func (p *Jump) Len() int { return len(p.nodes) }
+
+// Add returns a Jump with the given nodes appended as the next buckets, in
+// order. Each appended node takes about 1/(new n) of the keys, all from the
+// others; no key moves between existing nodes. O(n log n); p is unchanged.
+func (p *Jump) Add(nodes ...Node) (*Jump, error) {
+	return p.derive(append(slices.Clone(p.nodes), nodes...))
+}
+
+// derive checks nodes and returns the Jump of them, in the given order.
+func (p *Jump) derive(nodes []Node) (*Jump, error) {
+	ns, err := checkNodes(nodes, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := equalWeights(ns); err != nil {
+		return nil, err
+	}
+	return &Jump{nodes: ns, cfg: p.cfg}, nil
+}
+
+// equalWeights reports a node whose weight differs from the first's.
+func equalWeights(nodes []Node) error {
+	for _, n := range nodes {
+		if n.Weight != nodes[0].Weight {
+			return fmt.Errorf("%w: node %q has weight %v and node %q %v: jump needs equal weights", ErrInvalidWeight, n.ID, n.Weight, nodes[0].ID, nodes[0].Weight)
+		}
+	}
+	return nil
+}
+
+// Remove returns a Jump without the given nodes, which must be the last
+// ones (in any order): only their keys move. It fails with ErrUnknownNode if
+// an ID is not a member, with ErrNotLast if a node is not among the last
+// len(ids) buckets, and with ErrNoNodes if no node would remain. O(n); p is
+// unchanged.
+func (p *Jump) Remove(ids ...string) (*Jump, error) {
+	gone := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+	}
+	keep := len(p.nodes) - len(gone)
+	for _, id := range ids {
+		i := p.index(id)
+		switch {
+		case i < 0:
+			return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
+		case i < keep:
+			return nil, fmt.Errorf("%w: %q is bucket %d of %d; removing it would renumber buckets %d to %d and move most of their keys (use Replace to swap it in place)",
+				ErrNotLast, id, i, len(p.nodes), i+1, len(p.nodes)-1)
+		}
+	}
+	if keep == 0 {
+		return nil, fmt.Errorf("%w: removing %d of %d nodes", ErrNoNodes, len(gone), len(p.nodes))
+	}
+	return &Jump{nodes: slices.Clone(p.nodes[:keep]), cfg: p.cfg}, nil
+}
+
+// Replace returns a Jump in which node n takes the bucket of the node with
+// ID id: the keys of that bucket move to n, and no other key moves. n must
+// have the others' weight (0 means 1) and an ID not otherwise in use; it may
+// keep id. It fails with ErrUnknownNode if id is not a member. O(n log n);
+// p is unchanged.
+func (p *Jump) Replace(id string, n Node) (*Jump, error) {
+	i := p.index(id)
+	if i < 0 {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
+	}
+	all := slices.Clone(p.nodes)
+	all[i] = n
+	return p.derive(all)
+}
+
+// index returns the bucket of the node with the given ID, or -1.
+func (p *Jump) index(id string) int {
+	return slices.IndexFunc(p.nodes, func(n Node) bool { return n.ID == id })
 }

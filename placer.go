@@ -186,6 +186,7 @@ type config struct {
 	tableSize  int
 	partitions int
 	loadFactor float64
+	ketama     KetamaVariant
 }
 
 func newConfig(opts []Option) (config, error) {
@@ -318,6 +319,29 @@ func indexOf(nodes []Node, id string) int {
 		return -1
 	}
 	return i
+}
+
+// without returns nodes (sorted by ID) less the nodes with the given
+// IDs, for the Remove methods. It fails with ErrUnknownNode if an ID is not
+// a member, and with ErrNoNodes if no node would remain.
+func without(nodes []Node, ids []string) ([]Node, error) {
+	gone := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if indexOf(nodes, id) < 0 {
+			return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
+		}
+		gone[id] = true
+	}
+	rest := make([]Node, 0, len(nodes))
+	for _, n := range nodes {
+		if !gone[n.ID] {
+			rest = append(rest, n)
+		}
+	}
+	if len(rest) == 0 {
+		return nil, fmt.Errorf("%w: removing %d of %d nodes", ErrNoNodes, len(gone), len(nodes))
+	}
+	return rest, nil
 }
 
 // absent reports whether no node in chosen has the given ID; AppendTopK

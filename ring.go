@@ -50,8 +50,8 @@ type point struct {
 var _ Placer = (*Ring)(nil)
 
 // NewRing builds a ring of the given nodes. It uses WithHasher and
-// WithVnodes (default 160 points per unit of weight) and ignores the other
-// options. It fails if nodes is empty, an ID is empty or repeated, a weight
+// WithVnodes (default 160 points per unit of weight), or WithKetama, and
+// ignores the other options. It fails if nodes is empty, an ID is empty or repeated, a weight
 // is negative, NaN or infinite, or the ring would exceed 1<<24 points.
 func NewRing(nodes []Node, opts ...Option) (*Ring, error) {
 	cfg, err := newConfig(opts)
@@ -75,6 +75,9 @@ func NewRing(nodes []Node, opts ...Option) (*Ring, error) {
 // ringPoints returns the points of nodes, sorted, each naming its node by
 // its index in nodes.
 func ringPoints(cfg config, nodes []Node) ([]point, error) {
+	if cfg.ketama != 0 {
+		return ketamaPoints(cfg.ketama, nodes)
+	}
 	total := 0
 	counts := make([]int, len(nodes))
 	for i, n := range nodes {
@@ -155,14 +158,29 @@ func (r *Ring) find(h uint64) int {
 	return i
 }
 
+// hash returns key's position on the ring.
+func (r *Ring) hash(key []byte) uint64 {
+	if r.cfg.ketama != 0 {
+		return ketamaKey(key)
+	}
+	return r.cfg.hasher.sum(key)
+}
+
+func (r *Ring) hashString(key string) uint64 {
+	if r.cfg.ketama != 0 {
+		return ketamaKeyString(key)
+	}
+	return r.cfg.hasher.sumString(key)
+}
+
 // Lookup returns the node owning the first point at or after key's hash.
 func (r *Ring) Lookup(key []byte) Node {
-	return r.nodes[r.points[r.find(r.cfg.hasher.sum(key))].node]
+	return r.nodes[r.points[r.find(r.hash(key))].node]
 }
 
 // LookupString is Lookup for a string key.
 func (r *Ring) LookupString(key string) Node {
-	return r.nodes[r.points[r.find(r.cfg.hasher.sumString(key))].node]
+	return r.nodes[r.points[r.find(r.hashString(key))].node]
 }
 
 // AppendTopK appends up to k distinct nodes for key: the owners of the
@@ -170,12 +188,12 @@ func (r *Ring) LookupString(key string) Node {
 // chosen (a Dynamo-style preference list). The walk visits about
 // n·ln(n/(n-k)) points, so k close to Len costs O(Len·log Len) comparisons.
 func (r *Ring) AppendTopK(dst []Node, key []byte, k int) []Node {
-	return r.appendTopK(dst, r.cfg.hasher.sum(key), k)
+	return r.appendTopK(dst, r.hash(key), k)
 }
 
 // AppendTopKString is AppendTopK for a string key.
 func (r *Ring) AppendTopKString(dst []Node, key string, k int) []Node {
-	return r.appendTopK(dst, r.cfg.hasher.sumString(key), k)
+	return r.appendTopK(dst, r.hashString(key), k)
 }
 
 func (r *Ring) appendTopK(dst []Node, h uint64, k int) []Node {
@@ -189,6 +207,12 @@ func (r *Ring) appendTopK(dst []Node, h uint64, k int) []Node {
 		}
 		if i++; i == len(r.points) {
 			i = 0
+		}
+	}
+	// A ketama node of tiny weight can own no point; it comes last.
+	for j := 0; len(dst)-start < k && j < len(r.nodes); j++ {
+		if absent(dst[start:], r.nodes[j].ID) {
+			dst = append(dst, r.nodes[j])
 		}
 	}
 	return dst
@@ -206,7 +230,8 @@ func (r *Ring) Points() int { return len(r.points) }
 // Add returns a ring with the given nodes added, as NewRing would build it
 // from the combined membership. It hashes only the new nodes' points and
 // merges them in: O(P + a·log a) for P points and a added points, against
-// O(P·log P) for a rebuild. r is unchanged.
+// O(P·log P) for a rebuild. A ketama ring is rebuilt, since each of its
+// nodes' point counts depends on the total weight. r is unchanged.
 func (r *Ring) Add(nodes ...Node) (*Ring, error) {
 	all, err := checkNodes(append(slices.Clone(r.nodes), nodes...), true)
 	if err != nil {
@@ -220,21 +245,9 @@ func (r *Ring) Add(nodes ...Node) (*Ring, error) {
 // ErrUnknownNode if an ID is not a member, and with ErrNoNodes if no node
 // would remain. r is unchanged.
 func (r *Ring) Remove(ids ...string) (*Ring, error) {
-	gone := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		if indexOf(r.nodes, id) < 0 {
-			return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
-		}
-		gone[id] = true
-	}
-	var rest []Node
-	for _, n := range r.nodes {
-		if !gone[n.ID] {
-			rest = append(rest, n)
-		}
-	}
-	if len(rest) == 0 {
-		return nil, fmt.Errorf("%w: removing %d of %d nodes", ErrNoNodes, len(ids), len(r.nodes))
+	rest, err := without(r.nodes, ids)
+	if err != nil {
+		return nil, err
 	}
 	return r.derive(rest)
 }
@@ -242,6 +255,14 @@ func (r *Ring) Remove(ids ...string) (*Ring, error) {
 // derive builds the ring of nodes (sorted by ID), reusing the points of
 // nodes that r already has with the same weight.
 func (r *Ring) derive(nodes []Node) (*Ring, error) {
+	if r.cfg.ketama != 0 {
+		// Every ketama point count depends on the total weight: rebuild.
+		points, err := ringPoints(r.cfg, nodes)
+		if err != nil {
+			return nil, err
+		}
+		return newRing(r.cfg, nodes, points), nil
+	}
 	// old[i] is the new index of r's node i, or -1 if it is gone or changed.
 	old := make([]int32, len(r.nodes))
 	kept := make([]bool, len(nodes))

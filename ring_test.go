@@ -60,18 +60,10 @@ func TestRingCollisionsOrderedByID(t *testing.T) {
 	// All points sit at mix64(7): the lowest ID owns them, and the
 	// preference list follows ID order.
 	assert.Equal(t, "a", r.LookupString("x").ID)
-	assert.Equal(t, []string{"a", "b", "c"}, ids(r.AppendTopKString(nil, "y", 5)))
+	assert.Equal(t, []string{"a", "b", "c"}, conformance.IDs(r.AppendTopKString(nil, "y", 5)))
 	slices.Reverse(nodes)
 	r2, _ := chash.NewRing(nodes, chash.WithHasher(constHasher{}), chash.WithVnodes(1))
-	assert.Equal(t, ids(r.AppendTopKString(nil, "y", 5)), ids(r2.AppendTopKString(nil, "y", 5)))
-}
-
-func ids(nodes []chash.Node) []string {
-	out := make([]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = n.ID
-	}
-	return out
+	assert.Equal(t, conformance.IDs(r.AppendTopKString(nil, "y", 5)), conformance.IDs(r2.AppendTopKString(nil, "y", 5)))
 }
 
 // The load's coefficient of variation falls as 1/sqrt(vnodes). Measured
@@ -85,7 +77,7 @@ func TestRingBalanceByVnodes(t *testing.T) {
 		r, err := chash.NewRing(nodes, chash.WithVnodes(tc.vnodes))
 		require.NoError(t, err)
 		assert.Equal(t, 10*tc.vnodes, r.Points())
-		cv, peak := conformance.Stats(conformance.Load(conformance.Owners(r), ids(nodes)))
+		cv, peak := conformance.Stats(conformance.Load(conformance.Owners(r), conformance.IDs(nodes)))
 		t.Logf("vnodes %4d: CV %.3f peak/mean %.3f (1/sqrt(v) = %.3f)", tc.vnodes, cv, peak, 1/math.Sqrt(float64(tc.vnodes)))
 		assert.Less(t, cv, tc.maxCV, "vnodes %d", tc.vnodes)
 	}
@@ -95,7 +87,7 @@ func TestRingBalance100(t *testing.T) {
 	nodes := conformance.Nodes(100)
 	r, err := chash.NewRing(nodes)
 	require.NoError(t, err)
-	cv, peak := conformance.Stats(conformance.Load(conformance.Owners(r), ids(nodes)))
+	cv, peak := conformance.Stats(conformance.Load(conformance.Owners(r), conformance.IDs(nodes)))
 	t.Logf("100 nodes: CV %.3f peak/mean %.3f", cv, peak)
 	// 1,000 keys a node add about 3% of sampling noise to the ring's 8%.
 	assert.Less(t, cv, 0.12)
@@ -159,52 +151,20 @@ func TestRingDeriveMatchesBuild(t *testing.T) {
 }
 
 func FuzzRing(f *testing.F) {
-	f.Add([]byte("a\x00b\x01c"), 3, "key")
-	f.Add([]byte{}, 0, "")
-	f.Add([]byte("x\xff\xffy"), -1, "k")
-	f.Fuzz(func(t *testing.T, spec []byte, k int, key string) {
-		nodes := fuzzNodes(spec)
-		r, err := chash.NewRing(nodes, chash.WithVnodes(1+len(spec)%200))
+	f.Add("a,b,c", []byte{0, 1, 2}, "key", 3, 1)
+	f.Add("", []byte{}, "", 0, 0)
+	f.Add("x,y", []byte{5, 7}, "k", -1, 200)
+	f.Fuzz(func(t *testing.T, idList string, weights []byte, key string, k, vnodes int) {
+		r, err := chash.NewRing(conformance.FuzzNodes(idList, weights), chash.WithVnodes(1+vnodes%300))
 		if err != nil {
 			if r != nil {
-				t.Fatal("non-nil ring with error")
+				t.Fatal("non-nil ring with an error")
 			}
 			return
 		}
-		n := r.LookupString(key)
-		if indexOfID(r.Nodes(), n.ID) < 0 {
-			t.Fatalf("Lookup returned non-member %+v", n)
-		}
-		top := r.AppendTopKString(nil, key, k)
-		want := max(0, min(k, r.Len()))
-		if len(top) != want || (want > 0 && top[0] != n) {
-			t.Fatalf("AppendTopK(%d) = %v, Lookup = %v", k, top, n)
+		conformance.Check(t, r, key, k%40)
+		if d, err := r.Remove(r.Nodes()[0].ID); err == nil {
+			conformance.Check(t, d, key, k%40)
 		}
 	})
-}
-
-// fuzzNodes turns fuzz bytes into a node list: each byte below 8 ends an ID
-// and sets its weight from a small table that includes the invalid ones.
-func fuzzNodes(spec []byte) []chash.Node {
-	weights := []float64{0, 1, 2, 0.5, -1, math.NaN(), math.Inf(1), 1e-9}
-	var nodes []chash.Node
-	id := []byte{}
-	for _, c := range spec {
-		if c < 8 {
-			nodes = append(nodes, chash.Node{ID: string(id), Weight: weights[c]})
-			id = id[:0]
-			continue
-		}
-		id = append(id, c)
-	}
-	return nodes
-}
-
-func indexOfID(nodes []chash.Node, id string) int {
-	for i, n := range nodes {
-		if n.ID == id {
-			return i
-		}
-	}
-	return -1
 }

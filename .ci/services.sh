@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Starts and stops the memcached and Redis servers that the adapter
+# integration tests run against.
+#
+#   eval "$(.ci/services.sh start)"   # install if missing, start, wait, export env
+#   trap '.ci/services.sh stop' EXIT  # stop them, also when a test fails
+#
+# start installs Debian's memcached and redis-server when they are missing
+# (as root, or through passwordless sudo), starts 5 memcached (4 + 1 to add)
+# and 4 redis-server (3 + 1) daemons on loopback, waits until each accepts
+# connections and prints shell assignments on stdout:
+#   export CHASH_MEMCACHED=127.0.0.1:21211,...   (5 addresses)
+#   export CHASH_REDIS=127.0.0.1:26379,...       (4 addresses)
+#   export CHASH_SERVICES_DIR=/tmp/...           (pidfiles and logs, for stop)
+# Everything else goes to stderr. If start fails it stops what it started
+# and prints a command that makes the eval fail.
+#
+# stop kills the daemons named by the pidfiles in $CHASH_SERVICES_DIR and
+# removes the directory. The first ports can be moved with
+# CHASH_MEMCACHED_PORT (default 21211) and CHASH_REDIS_PORT (default 26379).
+set -euo pipefail
+
+memcached_count=5
+redis_count=4
+memcached_port=${CHASH_MEMCACHED_PORT:-21211}
+redis_port=${CHASH_REDIS_PORT:-26379}
+
+log() { echo "services: $*" >&2; }
+
+# as_root runs a command as root: directly, through sudo -n, or not at all.
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		sudo -n "$@"
+	else
+		log "need root to run: $*"
+		return 1
+	fi
+}
+
+install_missing() {
+	local missing=()
+	command -v memcached >/dev/null || missing+=(memcached)
+	command -v redis-server >/dev/null || missing+=(redis-server)
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if ! command -v apt-get >/dev/null; then
+		log "missing ${missing[*]} and no apt-get: install them by hand"
+		return 1
+	fi
+	log "installing ${missing[*]}"
+	local apt=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}")
+	# Refresh the package lists only when the install cannot work without it.
+	if ! as_root "${apt[@]}" >&2; then
+		log "install failed; running apt-get update and retrying"
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+		as_root "${apt[@]}" >&2
+	fi
+	command -v memcached >/dev/null && command -v redis-server >/dev/null
+}
+
+# port_open reports whether something accepts TCP connections on port.
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# wait_port waits up to 10 s for port to accept connections.
+wait_port() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		port_open "$1" && return 0
+		sleep 0.1
+	done
+	log "nothing accepts connections on 127.0.0.1:$1 (logs in $dir)"
+	return 1
+}
+
+start_memcached() {
+	local port=$1 user=()
+	# memcached refuses to run as root unless told which user to become.
+	[ "$(id -u)" -eq 0 ] && user=(-u root)
+	memcached -d -l 127.0.0.1 -p "$port" -U 0 -m 64 -c 1024 "${user[@]}" \
+		-P "$dir/memcached-$port.pid" >>"$dir/memcached-$port.log" 2>&1
+}
+
+start_redis() {
+	local port=$1
+	redis-server --bind 127.0.0.1 --port "$port" --daemonize yes \
+		--pidfile "$dir/redis-$port.pid" --logfile "$dir/redis-$port.log" \
+		--dir "$dir" --save '' --appendonly no >&2
+}
+
+# addrs prints count comma-separated loopback addresses from port first.
+addrs() {
+	local first=$1 count=$2 i out=""
+	for ((i = 0; i < count; i++)); do
+		out+="${out:+,}127.0.0.1:$((first + i))"
+	done
+	echo "$out"
+}
+
+stop_dir() {
+	local d=$1 f pid i
+	[ -d "$d" ] || return 0
+	for f in "$d"/*.pid; do
+		[ -e "$f" ] || continue
+		pid=$(cat "$f" 2>/dev/null || true)
+		[[ "$pid" =~ ^[0-9]+$ ]] || continue
+		kill "$pid" 2>/dev/null || continue
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+	done
+	rm -rf "$d"
+}
+
+start() {
+	install_missing
+	local p ports=()
+	for ((p = memcached_port; p < memcached_port + memcached_count; p++)); do ports+=("$p"); done
+	for ((p = redis_port; p < redis_port + redis_count; p++)); do ports+=("$p"); done
+	for p in "${ports[@]}"; do
+		if port_open "$p"; then
+			log "port $p is already in use: stop what holds it, or set CHASH_MEMCACHED_PORT / CHASH_REDIS_PORT"
+			return 1
+		fi
+	done
+	for ((p = memcached_port; p < memcached_port + memcached_count; p++)); do start_memcached "$p"; done
+	for ((p = redis_port; p < redis_port + redis_count; p++)); do start_redis "$p"; done
+	for p in "${ports[@]}"; do wait_port "$p"; done
+	log "$memcached_count memcached and $redis_count redis-server running, state in $dir"
+	echo "export CHASH_MEMCACHED=$(addrs "$memcached_port" "$memcached_count")"
+	echo "export CHASH_REDIS=$(addrs "$redis_port" "$redis_count")"
+	echo "export CHASH_SERVICES_DIR=$dir"
+}
+
+case "${1:-}" in
+start)
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/chash-services.XXXXXX")
+	# A subshell outside any condition, so that set -e applies inside it.
+	set +e
+	(
+		set -e
+		start
+	)
+	rc=$?
+	set -e
+	if [ "$rc" -ne 0 ]; then
+		stop_dir "$dir"
+		echo "echo 'services: start failed' >&2; false"
+		exit "$rc"
+	fi
+	;;
+stop)
+	if [ -z "${CHASH_SERVICES_DIR:-}" ]; then
+		log "CHASH_SERVICES_DIR is not set: nothing to stop"
+		exit 0
+	fi
+	case "$CHASH_SERVICES_DIR" in
+	*/chash-services.*) stop_dir "$CHASH_SERVICES_DIR" ;;
+	*) log "refusing to clean up $CHASH_SERVICES_DIR: not made by start" ;;
+	esac
+	log "stopped"
+	;;
+*)
+	echo "usage: $0 start|stop" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,58 @@
+package gomemcache
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/keyplace/chash"
+)
+
+// Option configures New. Options are validated when New applies them; an
+// invalid one makes New fail with an error wrapping chash.ErrInvalidOption
+// or chash.ErrUnknownAlgorithm.
+type Option func(*settings) error
+
+// settings is fixed when New returns, so SetServers reads it without a lock.
+type settings struct {
+	alg     chash.Algorithm    // 0 means AlgorithmRing
+	weights map[string]float64 // by address as given; missing means 1
+	opts    []chash.Option
+}
+
+// WithAlgorithm chooses the placement algorithm. The default is
+// chash.AlgorithmRing, whose placement moves only the keys of a server
+// that is added or removed and honours weights. chash.AlgorithmJump moves
+// keys only when servers are added or removed at the end of the list.
+func WithAlgorithm(a chash.Algorithm) Option {
+	return func(s *settings) error {
+		if !slices.Contains(chash.Algorithms(), a) {
+			return fmt.Errorf("gomemcache: %w: %v", chash.ErrUnknownAlgorithm, a)
+		}
+		s.alg = a
+		return nil
+	}
+}
+
+// WithWeights gives servers relative capacities, keyed by the address as
+// given to New and SetServers: a server of weight 2 receives about twice
+// the keys of a server of weight 1. Servers not in the map weigh 1, and
+// entries for servers not in the list are ignored, so one map can describe
+// servers that come and go. The map is copied. Weights are checked when a
+// server list is set: negative, NaN and infinite weights are errors.
+func WithWeights(w map[string]float64) Option {
+	return func(s *settings) error {
+		s.weights = maps.Clone(w)
+		return nil
+	}
+}
+
+// WithPlacerOptions passes options to the chash constructor, such as
+// chash.WithVnodes or chash.WithHasher. Every client that must agree on
+// placement must use the same options.
+func WithPlacerOptions(opts ...chash.Option) Option {
+	return func(s *settings) error {
+		s.opts = append(s.opts, opts...)
+		return nil
+	}
+}

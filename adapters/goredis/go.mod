@@ -1,0 +1,16 @@
+module github.com/keyplace/chash/adapters/goredis
+
+go 1.22
+
+require (
+	github.com/keyplace/chash v0.0.0
+	github.com/redis/go-redis/v9 v9.18.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+)
+
+replace github.com/keyplace/chash => ../..

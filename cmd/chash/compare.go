@@ -1,0 +1,343 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/keyplace/chash"
+)
+
+const compareHelp = `usage: chash compare [flags]   (also: chash [flags])
+
+For mod-N hashing and every algorithm in this build, at -nodes nodes:
+  peak/mean, CV   load balance: keys per node over -keys keys
+  moved +1/-1     fraction of the keys that change node when node-N joins
+                  and when the last node leaves
+  lookup          time of one Lookup over the keys (median of chunks)
+  memory          heap the structure retains, measured around its build
+Then the ring's balance against its points per node, from exact arc shares.
+
+examples:
+  chash
+  chash compare -nodes 100 -keys 200k
+  chash compare -points 1,10,100,1000,10000 -json
+
+flags:
+`
+
+type compareRow struct {
+	Algorithm   string  `json:"algorithm"`
+	PeakToMean  float64 `json:"peak_to_mean"`
+	CV          float64 `json:"cv"`
+	MovedAdd    float64 `json:"moved_add"`
+	MovedRemove float64 `json:"moved_remove"`
+	LookupNs    float64 `json:"lookup_ns"`
+	MemoryBytes int64   `json:"memory_bytes"`
+}
+
+type pointsRow struct {
+	Points     int     `json:"points"`
+	CV         float64 `json:"cv"`
+	PeakToMean float64 `json:"peak_to_mean"`
+	Seeds      int     `json:"seeds"`
+	SeedMean   float64 `json:"seed_mean_cv"`
+	SeedP10    float64 `json:"seed_p10_cv"`
+	SeedP90    float64 `json:"seed_p90_cv"`
+	Theory     float64 `json:"theory_cv"`
+}
+
+type compareReport struct {
+	Nodes       int          `json:"nodes"`
+	Keys        int          `json:"keys"`
+	Rows        []compareRow `json:"algorithms"`
+	IdealAdd    float64      `json:"ideal_moved_add"`
+	IdealRemove float64      `json:"ideal_moved_remove"`
+	RingPoints  []pointsRow  `json:"ring_points,omitempty"`
+}
+
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("compare", stderr)
+	nodes := fs.Int("nodes", 10, "number of nodes, 2 to 10000")
+	keys := quantity(1_000_000)
+	fs.Var(&keys, "keys", "number of keys placed, 1 to 100M (200k and 1M work)")
+	points := fs.String("points", "1,10,100,1000", "ring points per node for the balance table; empty for none")
+	asJSON := fs.Bool("json", false, "print JSON")
+	var lib libFlags
+	lib.register(fs)
+	var pos []string
+	if code, stop := parse(fs, args, compareHelp, stdout, &pos); stop {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageError(stderr, "compare", "unexpected argument %q", pos[0])
+	}
+	if *nodes < 2 || *nodes > 10000 {
+		return usageError(stderr, "compare", "-nodes %d: want 2 to 10000", *nodes)
+	}
+	if keys < 1 || keys > 1e8 || keys != quantity(math.Trunc(float64(keys))) {
+		return usageError(stderr, "compare", "-keys %v: want a whole number from 1 to 100M", keys)
+	}
+	pts, err := parsePoints(*points)
+	if err != nil {
+		return usageError(stderr, "compare", "-points %q: %v", *points, err)
+	}
+	opts, err := lib.options()
+	if err != nil {
+		return usageError(stderr, "compare", "%v", err)
+	}
+	prog := startProgress(stderr)
+	rep, err := compare(*nodes, int(keys), pts, lib.seed, opts, prog)
+	prog.finish()
+	if err != nil {
+		fmt.Fprintf(stderr, "chash compare: %v\n", err)
+		return exitFail
+	}
+	if *asJSON {
+		return writeJSON(stdout, rep)
+	}
+	rep.write(stdout)
+	return exitOK
+}
+
+func parsePoints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v < 1 || v > 1<<16 {
+			return nil, fmt.Errorf("want points per node from 1 to 65536, comma-separated")
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func writeJSON(w io.Writer, v any) int {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return exitFail
+	}
+	return exitOK
+}
+
+func compare(n, numKeys int, points []int, seed uint64, opts []chash.Option, prog *progress) (*compareReport, error) {
+	rep := &compareReport{Nodes: n, Keys: numKeys, IdealAdd: 1 / float64(n+1), IdealRemove: 1 / float64(n)}
+	prog.set("generating %s keys", commas(int64(numKeys)))
+	ks := makeKeys(numKeys)
+	owners := make([]string, numKeys)
+	algos := algorithms(opts)
+	for i, a := range algos {
+		prog.set("measuring %s (%d of %d)", a.name, i+1, len(algos))
+		row, err := measure(a, synthNodes(n), ks, owners)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a.name, err)
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	for _, v := range points {
+		prog.set("ring balance at %d points a node", v)
+		row, err := ringPoints(n, v, seed)
+		if err != nil {
+			return nil, err
+		}
+		rep.RingPoints = append(rep.RingPoints, row)
+	}
+	return rep, nil
+}
+
+// keySet holds keys back to back: key i is data[off[i]:off[i+1]].
+type keySet struct {
+	data []byte
+	off  []int
+}
+
+// makeKeys returns key-0 ... key-(n-1).
+func makeKeys(n int) keySet {
+	ks := keySet{data: make([]byte, 0, n*12), off: make([]int, 1, n+1)}
+	for i := range n {
+		ks.data = strconv.AppendInt(append(ks.data, "key-"...), int64(i), 10)
+		ks.off = append(ks.off, len(ks.data))
+	}
+	return ks
+}
+
+func (ks keySet) len() int        { return len(ks.off) - 1 }
+func (ks keySet) at(i int) []byte { return ks.data[ks.off[i]:ks.off[i+1]] }
+
+// measure fills one row; owners is scratch space of one string a key.
+func measure(a algo, nodes []chash.Node, ks keySet, owners []string) (compareRow, error) {
+	row := compareRow{Algorithm: a.name}
+	p, mem, err := buildMeasured(a, nodes)
+	if err != nil {
+		return row, err
+	}
+	row.MemoryBytes = mem
+	for i := range min(ks.len(), 10000) { // warm the caches and branch predictors
+		owners[i] = p.Lookup(ks.at(i)).ID
+	}
+	row.LookupNs = timeLookups(p, ks, owners)
+	row.PeakToMean, row.CV = balance(nodes, owners[:ks.len()])
+	extra := chash.Node{ID: "node-" + strconv.Itoa(len(nodes))}
+	if row.MovedAdd, err = movedOver(a, append(slices.Clone(nodes), extra), ks, owners); err != nil {
+		return row, err
+	}
+	row.MovedRemove, err = movedOver(a, nodes[:len(nodes)-1], ks, owners)
+	return row, err
+}
+
+// timeLookups places every key, filling owners, and returns the median
+// over chunks of the keys of the mean ns a Lookup: a shared machine's
+// bursts of other work then do not count.
+func timeLookups(p chash.Placer, ks keySet, owners []string) float64 {
+	const chunk = 1 << 14
+	var per []float64
+	for lo := 0; lo < ks.len(); lo += chunk {
+		hi := min(lo+chunk, ks.len())
+		start := time.Now()
+		for i := lo; i < hi; i++ {
+			owners[i] = p.Lookup(ks.at(i)).ID
+		}
+		per = append(per, float64(time.Since(start).Nanoseconds())/float64(hi-lo))
+	}
+	slices.Sort(per)
+	return per[len(per)/2]
+}
+
+// buildMeasured builds a placer and reports the heap it retains. A small
+// structure is built again, up to 256 times, and the total divided, so that
+// the collector's noise of a few hundred bytes does not swamp it.
+func buildMeasured(a algo, nodes []chash.Node) (chash.Placer, int64, error) {
+	p, err := a.build(nodes)
+	if err != nil {
+		return nil, 0, err
+	}
+	one, err := heapOf(a, nodes, 1)
+	if err != nil {
+		return nil, 0, err
+	}
+	if copies := min(256, (1<<20)/max(one, 1)); copies > 1 {
+		total, err := heapOf(a, nodes, copies)
+		return p, total / copies, err
+	}
+	return p, one, nil
+}
+
+// heapOf returns the heap retained by copies placers of nodes.
+func heapOf(a algo, nodes []chash.Node, copies int64) (int64, error) {
+	keep := make([]chash.Placer, copies)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range keep {
+		p, err := a.build(nodes)
+		if err != nil {
+			return 0, err
+		}
+		keep[i] = p
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(keep)
+	return max(0, int64(after.HeapAlloc)-int64(before.HeapAlloc)), nil
+}
+
+// balance returns the peak/mean and the coefficient of variation of the
+// keys per node.
+func balance(nodes []chash.Node, owners []string) (peak, cv float64) {
+	count := make(map[string]int, len(nodes))
+	for _, o := range owners {
+		count[o]++
+	}
+	mean := float64(len(owners)) / float64(len(nodes))
+	var sq float64
+	for _, n := range nodes {
+		c := float64(count[n.ID])
+		peak = max(peak, c/mean)
+		sq += (c - mean) * (c - mean)
+	}
+	return peak, math.Sqrt(sq/float64(len(nodes))) / mean
+}
+
+// movedOver returns the fraction of the keys that a's placer of nodes
+// places elsewhere than owners.
+func movedOver(a algo, nodes []chash.Node, ks keySet, owners []string) (float64, error) {
+	p, err := a.build(nodes)
+	if err != nil {
+		return 0, err
+	}
+	moved := 0
+	for i := range ks.len() {
+		if p.Lookup(ks.at(i)).ID != owners[i] {
+			moved++
+		}
+	}
+	return float64(moved) / float64(ks.len()), nil
+}
+
+// ringPoints measures the ring's exact balance at v points a node, for the
+// given seed and across other seeds.
+func ringPoints(n, v int, seed uint64) (pointsRow, error) {
+	row := pointsRow{Points: v, Theory: math.Sqrt(float64(n-1) / float64(n*v+1))}
+	// About 4M points of seeds in all, 10 to 100 of them.
+	row.Seeds = min(100, max(10, 4_000_000/(n*v)))
+	cvs := make([]float64, 0, row.Seeds)
+	for s := 0; s <= row.Seeds; s++ {
+		r, err := chash.NewRing(synthNodes(n), chash.WithVnodes(v), chash.WithHasher(chash.XXHashSeed(seed+uint64(s))))
+		if err != nil {
+			return row, err
+		}
+		o, err := chash.Shares(r)
+		if err != nil {
+			return row, err
+		}
+		if s == 0 {
+			row.CV, row.PeakToMean = o.CV(), o.Peak()
+			continue
+		}
+		cvs = append(cvs, o.CV())
+	}
+	slices.Sort(cvs)
+	var sum float64
+	for _, c := range cvs {
+		sum += c
+	}
+	row.Seeds = len(cvs)
+	row.SeedMean = sum / float64(len(cvs))
+	row.SeedP10, row.SeedP90 = cvs[len(cvs)/10], cvs[len(cvs)*9/10]
+	return row, nil
+}
+
+func (rep *compareReport) write(w io.Writer) {
+	fmt.Fprintf(w, "%d nodes, %s keys: load and movement counted over the keys\n\n", rep.Nodes, commas(int64(rep.Keys)))
+	t := newTable("algorithm", ">peak/mean", ">CV", ">moved +1", ">moved -1", ">lookup", ">memory")
+	for _, r := range rep.Rows {
+		t.add(r.Algorithm, fmt.Sprintf("%.3f", r.PeakToMean), fmt.Sprintf("%.3f", r.CV), percent(r.MovedAdd),
+			percent(r.MovedRemove), fmt.Sprintf("%.0f ns", r.LookupNs), bytesize(r.MemoryBytes))
+	}
+	t.add("ideal", "1.000", "0.000", percent(rep.IdealAdd), percent(rep.IdealRemove), "", "")
+	t.write(w)
+	fmt.Fprintf(w, "\nmoved +1: keys that change node when node-%d joins; moved -1: when node-%d leaves.\n", rep.Nodes, rep.Nodes-1)
+	fmt.Fprintln(w, "lookup: ns a Lookup over the keys, measured now; memory: heap the structure retains.")
+	if len(rep.RingPoints) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nring balance against points per node, %d nodes, from exact arc shares\n\n", rep.Nodes)
+	t = newTable(">points", ">CV", ">peak/mean", ">seeds", ">mean CV", ">10%-90%", ">theory")
+	for _, r := range rep.RingPoints {
+		t.add(strconv.Itoa(r.Points), fmt.Sprintf("%.3f", r.CV), fmt.Sprintf("%.3f", r.PeakToMean), strconv.Itoa(r.Seeds),
+			fmt.Sprintf("%.3f", r.SeedMean), fmt.Sprintf("%.3f-%.3f", r.SeedP10, r.SeedP90), fmt.Sprintf("%.3f", r.Theory))
+	}
+	t.write(w)
+	fmt.Fprintf(w, "\nCV and peak/mean: this ring (node-0 ... node-%d). Over seeds: the same ring under other\n", rep.Nodes-1)
+	fmt.Fprintln(w, "hash seeds, whose CVs vary this much by chance. theory: sqrt((n-1)/(n*points+1)).")
+}

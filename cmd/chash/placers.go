@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/keyplace/chash"
+)
+
+// algo is one row of a comparison: a library algorithm or mod-N.
+type algo struct {
+	name  string
+	build func(nodes []chash.Node) (chash.Placer, error)
+}
+
+const modNName = "mod-N"
+
+// algorithms returns mod-N and every algorithm this build of the library
+// provides, in the library's order.
+func algorithms(opts []chash.Option) []algo {
+	out := []algo{{modNName, newModN}}
+	for _, a := range chash.Algorithms() {
+		if _, err := chash.New(a, synthNodes(2), opts...); errors.Is(err, chash.ErrUnknownAlgorithm) {
+			continue
+		}
+		out = append(out, algo{a.String(), func(nodes []chash.Node) (chash.Placer, error) {
+			return chash.New(a, nodes, opts...)
+		}})
+	}
+	return out
+}
+
+// findAlgo returns the algorithm named name ("mod-N" or "modn" for mod-N).
+func findAlgo(name string, opts []chash.Option) (algo, error) {
+	all := algorithms(opts)
+	var names []string
+	for _, a := range all {
+		if strings.EqualFold(a.name, name) || a.name == modNName && strings.EqualFold(name, "modn") {
+			return a, nil
+		}
+		names = append(names, a.name)
+	}
+	return algo{}, fmt.Errorf("unknown or unbuilt algorithm %q (this build has %s)", name, strings.Join(names, ", "))
+}
+
+// libFlags are the library options every command accepts.
+type libFlags struct {
+	vnodes int
+	seed   uint64
+}
+
+func (l *libFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&l.vnodes, "vnodes", 0, "ring points per node (0: the library's default, 160)")
+	fs.Uint64Var(&l.seed, "seed", 0, "xxhash seed for keys and node IDs")
+}
+
+func (l *libFlags) options() ([]chash.Option, error) {
+	var opts []chash.Option
+	if l.vnodes != 0 {
+		opts = append(opts, chash.WithVnodes(l.vnodes))
+	}
+	if l.seed != 0 {
+		opts = append(opts, chash.WithHasher(chash.XXHashSeed(l.seed)))
+	}
+	// Apply them once, so a bad value is reported as bad input.
+	if _, err := chash.NewRing(synthNodes(1), opts...); err != nil {
+		return nil, err
+	}
+	return opts, nil
+}
+
+// synthNodes returns node-0 ... node-(n-1).
+func synthNodes(n int) []chash.Node {
+	out := make([]chash.Node, n)
+	for i := range out {
+		out[i] = chash.Node{ID: "node-" + strconv.Itoa(i)}
+	}
+	return out
+}
+
+// modN is hash(key) % n: the reference that shows why consistent placement
+// exists. It places well and moves almost every key on any change.
+type modN struct {
+	nodes []chash.Node
+	n     uint64
+}
+
+func newModN(nodes []chash.Node) (chash.Placer, error) {
+	if len(nodes) == 0 {
+		return nil, chash.ErrNoNodes
+	}
+	out := make([]chash.Node, len(nodes))
+	for i, n := range nodes {
+		if n.Weight != 0 && n.Weight != 1 {
+			return nil, fmt.Errorf("%w: mod-N takes no weights (node %q has %v)", chash.ErrInvalidWeight, n.ID, n.Weight)
+		}
+		out[i] = chash.Node{ID: n.ID, Weight: 1}
+	}
+	return &modN{nodes: out, n: uint64(len(out))}, nil
+}
+
+func (m *modN) Lookup(k []byte) chash.Node { return m.nodes[chash.XXHash.Sum64(k)%m.n] }
+
+func (m *modN) LookupString(k string) chash.Node { return m.nodes[chash.XXHash.Sum64String(k)%m.n] }
+
+// AppendTopK appends the following nodes in order: mod-N has no better
+// notion of a second choice.
+func (m *modN) AppendTopK(dst []chash.Node, k []byte, n int) []chash.Node {
+	return m.appendTopK(dst, chash.XXHash.Sum64(k), n)
+}
+
+func (m *modN) AppendTopKString(dst []chash.Node, k string, n int) []chash.Node {
+	return m.appendTopK(dst, chash.XXHash.Sum64String(k), n)
+}
+
+func (m *modN) appendTopK(dst []chash.Node, h uint64, n int) []chash.Node {
+	for i := 0; i < min(n, len(m.nodes)); i++ {
+		dst = append(dst, m.nodes[(h%m.n+uint64(i))%m.n])
+	}
+	return dst
+}
+
+func (m *modN) Nodes() []chash.Node { return append([]chash.Node(nil), m.nodes...) }
+
+func (m *modN) Len() int { return len(m.nodes) }
+
+// readMembers reads a membership file: one node ID a line, optionally
+// followed by whitespace and a weight; blank lines and lines or line ends
+// starting with # are ignored.
+func readMembers(name string) ([]chash.Node, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var nodes []chash.Node
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		n, ok, err := parseMember(sc.Text())
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
+		}
+		if ok {
+			nodes = append(nodes, n)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("%s: no nodes", name)
+	}
+	return nodes, nil
+}
+
+func parseMember(line string) (chash.Node, bool, error) {
+	fields := strings.Fields(line)
+	for i, f := range fields {
+		if strings.HasPrefix(f, "#") {
+			fields = fields[:i]
+			break
+		}
+	}
+	switch len(fields) {
+	case 0:
+		return chash.Node{}, false, nil
+	case 1:
+		return chash.Node{ID: fields[0]}, true, nil
+	case 2:
+		w, err := strconv.ParseFloat(fields[1], 64)
+		if err != nil || w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
+			return chash.Node{}, false, fmt.Errorf("weight %q of %q: want a number >= 0", fields[1], fields[0])
+		}
+		return chash.Node{ID: fields[0], Weight: w}, true, nil
+	}
+	return chash.Node{}, false, fmt.Errorf("want an ID and an optional weight, got %d fields", len(fields))
+}
+
+// parseList reads a membership given on the command line: IDs separated
+// by commas, each optionally followed by =weight.
+func parseList(s string) ([]chash.Node, error) {
+	var nodes []chash.Node
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		n, _, err := parseMember(strings.Replace(item, "=", " ", 1))
+		if err != nil {
+			return nil, fmt.Errorf("%q: %v", item, err)
+		}
+		nodes = append(nodes, n)
+	}
+	if len(nodes) == 0 {
+		return nil, errors.New("no nodes")
+	}
+	return nodes, nil
+}

@@ -1,0 +1,381 @@
+package chash_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/internal/conformance"
+)
+
+func TestJumpConformance(t *testing.T) {
+	conformance.Run(t, conformance.Spec{
+		New:        conformance.Constructor(chash.NewJump),
+		Ordered:    true,
+		RemoveLast: true,
+		MaxCV:      0.02, MaxPeak: 1.05, ShareTol: 0.05,
+		Collateral: 0,
+		Add: func(p chash.Placer, n chash.Node) (chash.Placer, error) {
+			return p.(*chash.Jump).Add(n)
+		},
+		Remove: func(p chash.Placer, id string) (chash.Placer, error) {
+			return p.(*chash.Jump).Remove(id)
+		},
+	})
+}
+
+func TestJumpGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nodes []chash.Node
+		opts  []chash.Option
+	}{
+		{"jump-10", conformance.Nodes(10), nil},
+		{"jump-40-seed-7", conformance.Nodes(40), []chash.Option{chash.WithHasher(chash.XXHashSeed(7))}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := chash.NewJump(tc.nodes, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conformance.Golden(t, tc.name, p)
+		})
+	}
+}
+
+const jumpVectors = "testdata/jump_vectors.txt"
+
+// TestJumpHashVectors checks JumpHash against outputs of the paper's
+// function compiled with gcc (testdata/jump_vectors.c).
+func TestJumpHashVectors(t *testing.T) {
+	f, err := os.Open(jumpVectors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		var key uint64
+		var buckets, want int
+		if _, err := fmt.Sscan(line, &key, &buckets, &want); err != nil {
+			t.Fatalf("%s: %q: %v", jumpVectors, line, err)
+		}
+		if got := chash.JumpHash(key, buckets); got != want {
+			t.Errorf("JumpHash(%d, %d) = %d, reference %d", key, buckets, got, want)
+		}
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 2000 {
+		t.Fatalf("only %d vectors in %s", n, jumpVectors)
+	}
+}
+
+// TestJumpHashVectorsReproduce recompiles the reference generator, when a
+// C compiler is available, and checks that it still prints the committed
+// vectors.
+func TestJumpHashVectorsReproduce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles C")
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc")
+	}
+	bin := filepath.Join(t.TempDir(), "jv")
+	if out, err := exec.Command(gcc, "-O2", "-std=c99", "-o", bin, "testdata/jump_vectors.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	got, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(jumpVectors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header names the compiler version, which may differ.
+	if _, g, _ := bytes.Cut(got, []byte("\n")); !bytes.Equal(g, after(want)) {
+		t.Fatalf("gcc output differs from %s", jumpVectors)
+	}
+}
+
+func after(b []byte) []byte {
+	_, rest, _ := bytes.Cut(b, []byte("\n"))
+	return rest
+}
+
+func TestJumpHashEdges(t *testing.T) {
+	for _, b := range []int{0, -1, math.MinInt} {
+		for _, key := range []uint64{0, 1, math.MaxUint64} {
+			if got := chash.JumpHash(key, b); got != 0 {
+				t.Errorf("JumpHash(%d, %d) = %d, want 0", key, b, got)
+			}
+		}
+	}
+	// Beyond the paper's 32-bit range: in range, and still consistent.
+	for _, b := range []int{1<<31 + 1, 1 << 40, math.MaxInt - 1} {
+		for i := uint64(0); i < 2000; i++ {
+			key := i * 0x9e3779b97f4a7c15
+			got, next := chash.JumpHash(key, b), chash.JumpHash(key, b+1)
+			if got < 0 || got >= b || (next != got && next != b) {
+				t.Fatalf("JumpHash(%d, %d) = %d, with one more bucket %d", key, b, got, next)
+			}
+		}
+	}
+}
+
+// TestJumpHashMovement grows the bucket count one at a time: about
+// 1/(n+1) of keys move, all into the new bucket.
+func TestJumpHashMovement(t *testing.T) {
+	const keys = 100_000
+	for _, n := range []int{1, 2, 9, 10, 99, 1000} {
+		moved := 0
+		for i := uint64(0); i < keys; i++ {
+			key := i * 0xbf58476d1ce4e5b9
+			a, b := chash.JumpHash(key, n), chash.JumpHash(key, n+1)
+			if a != b {
+				if b != n {
+					t.Fatalf("n=%d: key %d moved from %d to %d, not to the new bucket", n, key, a, b)
+				}
+				moved++
+			}
+		}
+		want := float64(keys) / float64(n+1)
+		if tol := 5 * math.Sqrt(want); math.Abs(float64(moved)-want) > tol {
+			t.Errorf("n=%d -> %d: %d keys moved, want %.0f ± %.0f", n, n+1, moved, want, tol)
+		}
+	}
+}
+
+func TestJumpWeights(t *testing.T) {
+	for _, ws := range [][]float64{{3, 3, 3}, {0, 1, 0}, {0.25, 0.25}} {
+		nodes := make([]chash.Node, len(ws))
+		for i, w := range ws {
+			nodes[i] = chash.Node{ID: fmt.Sprint(i), Weight: w}
+		}
+		if _, err := chash.NewJump(nodes); err != nil {
+			t.Errorf("weights %v: %v", ws, err)
+		}
+	}
+	j, err := chash.NewJump([]chash.Node{{ID: "a", Weight: 2}, {ID: "b", Weight: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := j.Add(chash.Node{ID: "c"}); !errors.Is(err, chash.ErrInvalidWeight) || d != nil {
+		t.Errorf("Add of weight 1 to weight 2: %v, %v", d, err)
+	}
+	if d, err := j.Add(chash.Node{ID: "c", Weight: 2}); err != nil || d.Len() != 3 {
+		t.Errorf("Add of equal weight: %v", err)
+	}
+}
+
+func TestJumpRemove(t *testing.T) {
+	j, err := chash.NewJump(conformance.Nodes(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = j.Remove("node-4")
+	if !errors.Is(err, chash.ErrNotLast) || !strings.Contains(err.Error(), `"node-4" is bucket 4 of 10`) {
+		t.Errorf("Remove(middle) = %v, want ErrNotLast naming the node", err)
+	}
+	if _, err := j.Remove("node-9", "node-7"); !errors.Is(err, chash.ErrNotLast) {
+		t.Errorf("Remove(last, not second-last) = %v, want ErrNotLast", err)
+	}
+	d, err := j.Remove("node-8", "node-9", "node-9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := conformance.IDs(d.Nodes()); !slices.Equal(got, conformance.IDs(conformance.Nodes(8))) {
+		t.Errorf("after removing the last two: %v", got)
+	}
+	if _, err := j.Remove("nope"); !errors.Is(err, chash.ErrUnknownNode) {
+		t.Errorf("Remove(unknown) = %v", err)
+	}
+	if _, err := j.Remove(conformance.IDs(j.Nodes())...); !errors.Is(err, chash.ErrNoNodes) {
+		t.Errorf("Remove(all) = %v", err)
+	}
+	if j.Len() != 10 {
+		t.Error("Remove changed the receiver")
+	}
+}
+
+// TestJumpReplace swaps a middle node: only its keys move, all to the
+// replacement.
+func TestJumpReplace(t *testing.T) {
+	nodes := conformance.Nodes(10)
+	j, err := chash.NewJump(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := j.Replace("node-4", chash.Node{ID: "node-4b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := conformance.Owners(j), conformance.Owners(r)
+	moved := 0
+	for i := range before {
+		if before[i] != after[i] {
+			moved++
+			if before[i] != "node-4" || after[i] != "node-4b" {
+				t.Fatalf("key moved from %s to %s", before[i], after[i])
+			}
+		}
+		if before[i] == "node-4" && after[i] != "node-4b" {
+			t.Fatalf("a key of node-4 went to %s", after[i])
+		}
+	}
+	if moved == 0 {
+		t.Error("no key moved to the replacement")
+	}
+	if _, err := j.Replace("node-4", chash.Node{ID: "node-5"}); !errors.Is(err, chash.ErrDuplicateID) {
+		t.Errorf("Replace with an existing ID: %v", err)
+	}
+	if _, err := j.Replace("node-4", chash.Node{ID: "x", Weight: 2}); !errors.Is(err, chash.ErrInvalidWeight) {
+		t.Errorf("Replace with another weight: %v", err)
+	}
+	if _, err := j.Replace("nope", chash.Node{ID: "x"}); !errors.Is(err, chash.ErrUnknownNode) {
+		t.Errorf("Replace(unknown): %v", err)
+	}
+	if same, err := j.Replace("node-4", chash.Node{ID: "node-4"}); err != nil || !slices.Equal(conformance.Owners(same), before) {
+		t.Errorf("Replace with itself: %v", err)
+	}
+}
+
+// TestJumpTopK checks the secondaries: every node is in the top 3 of
+// about 3/n of keys, whole rankings (past the 16 jump-drawn choices) are
+// complete, and appending a bucket changes a ranking first at the new
+// bucket.
+func TestJumpTopK(t *testing.T) {
+	const n = 10
+	j, err := chash.NewJump(conformance.Nodes(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown, err := j.Add(chash.Node{ID: "node-10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	a := make([]chash.Node, 0, 3)
+	b := make([]chash.Node, 0, 3)
+	keys := conformance.Keys(conformance.NumKeys)
+	for _, k := range keys {
+		a = j.AppendTopKString(a[:0], k, 3)
+		for _, nd := range a {
+			count[nd.ID]++
+		}
+		b = grown.AppendTopKString(b[:0], k, 3)
+		for i := range a {
+			if a[i] != b[i] {
+				if b[i].ID != "node-10" {
+					t.Fatalf("key %q: top 3 %v became %v, changed first to %s", k, conformance.IDs(a), conformance.IDs(b), b[i].ID)
+				}
+				break
+			}
+		}
+	}
+	for id, c := range count {
+		share := float64(c) / float64(len(keys))
+		if math.Abs(share*n/3-1) > 0.03 {
+			t.Errorf("%s is in the top 3 of %.4f of keys, want %.4f", id, share, 3.0/n)
+		}
+	}
+	big, err := chash.NewJump(conformance.Nodes(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys[:2000] {
+		got := conformance.IDs(big.AppendTopKString(nil, k, 40))
+		slices.Sort(got)
+		if len(slices.Compact(got)) != 40 {
+			t.Fatalf("key %q: whole ranking has %d distinct nodes, want 40", k, len(got))
+		}
+	}
+}
+
+func FuzzJumpHash(f *testing.F) {
+	f.Add(uint64(0), 1)
+	f.Add(uint64(math.MaxUint64), math.MaxInt)
+	f.Add(uint64(12345), -7)
+	f.Fuzz(func(t *testing.T, key uint64, buckets int) {
+		got := chash.JumpHash(key, buckets)
+		if got < 0 || got >= max(buckets, 1) {
+			t.Fatalf("JumpHash(%d, %d) = %d: out of range", key, buckets, got)
+		}
+		if buckets > 0 && buckets < math.MaxInt {
+			if next := chash.JumpHash(key, buckets+1); next != got && next != buckets {
+				t.Fatalf("JumpHash(%d, %d) = %d but with one more bucket %d", key, buckets, got, next)
+			}
+		}
+	})
+}
+
+func FuzzJump(f *testing.F) {
+	f.Add("a,b,c", []byte{0, 0, 0}, "key", 2, uint64(0))
+	f.Add(strings.Repeat("n,", 20)+"z", []byte{}, "k", 30, uint64(3))
+	f.Add("a,b", []byte{1, 2}, "", -1, uint64(9))
+	f.Fuzz(func(t *testing.T, idList string, weights []byte, key string, k int, seed uint64) {
+		nodes := conformance.FuzzNodes(idList, weights)
+		p, err := chash.NewJump(nodes, chash.WithHasher(chash.XXHashSeed(seed)))
+		if err != nil {
+			if p != nil {
+				t.Fatal("non-nil placer with an error")
+			}
+			return
+		}
+		conformance.Check(t, p, key, k%60)
+		last := nodes[len(nodes)-1].ID
+		if d, err := p.Remove(last); err == nil {
+			conformance.Check(t, d, key, k%60)
+		}
+	})
+}
+
+func ExampleJumpHash() {
+	// The bucket of key 1 among 10, then among 11: unchanged, or the new one.
+	fmt.Println(chash.JumpHash(1, 10), chash.JumpHash(1, 11))
+	// Output: 6 6
+}
+
+func ExampleNewJump() {
+	shards := []chash.Node{{ID: "shard-0"}, {ID: "shard-1"}, {ID: "shard-2"}}
+	j, err := chash.NewJump(shards)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(j.LookupString("user:42").ID)
+	// Output: shard-0
+}
+
+func ExampleJump_Remove() {
+	j, err := chash.NewJump(conformance.Nodes(4))
+	if err != nil {
+		panic(err)
+	}
+	_, err = j.Remove("node-1")
+	fmt.Println(errors.Is(err, chash.ErrNotLast))
+	fmt.Println(err)
+	smaller, err := j.Remove("node-3") // the last bucket: only its keys move
+	fmt.Println(smaller.Len(), err)
+	// Output:
+	// true
+	// chash: jump can remove only the last node: "node-1" is bucket 1 of 4; removing it would renumber buckets 2 to 3 and move most of their keys (use Replace to swap it in place)
+	// 3 <nil>
+}
