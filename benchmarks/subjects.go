@@ -67,7 +67,13 @@ func Subjects() []Subject {
 		}
 		out = append(out, ours(a))
 	}
-	return append(out, peers()...)
+	out = append(out, peers()...)
+	// Group by family, chash first in each, in the order of the families.
+	order := []string{"hash", "ring", "rendezvous", "jump", "maglev", "bounded"}
+	slices.SortStableFunc(out, func(a, b Subject) int {
+		return slices.Index(order, a.Family) - slices.Index(order, b.Family)
+	})
+	return out
 }
 
 // Families returns the families that have at least one subject, in order.

@@ -18,6 +18,8 @@ PASS
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	useMin = false
+	defer func() { useMin = true }()
 	r := results{}
 	if err := parseFile(path, r); err != nil {
 		t.Fatal(err)
