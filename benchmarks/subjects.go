@@ -121,7 +121,7 @@ func ours(a chash.Algorithm) Subject {
 func oursImpl(p chash.Placer) Impl {
 	buf := make([]chash.Node, 0, 8)
 	return Impl{
-		Lookup: func(key string) string { return p.LookupString(key).ID },
+		Lookup: directLookup(p),
 		TopK: func(key string, k int) string {
 			buf = p.AppendTopKString(buf[:0], key, k)
 			if len(buf) == 0 {
@@ -137,6 +137,25 @@ func oursImpl(p chash.Placer) Impl {
 			return oursImpl(q), nil
 		},
 	}
+}
+
+// directLookup calls LookupString on the concrete type, as the closures
+// of the peers call theirs: the library's own benchmarks measure the
+// Placer interface path.
+func directLookup(p chash.Placer) func(string) string {
+	switch p := p.(type) {
+	case *chash.Ring:
+		return func(key string) string { return p.LookupString(key).ID }
+	case *chash.Rendezvous:
+		return func(key string) string { return p.LookupString(key).ID }
+	case *chash.Jump:
+		return func(key string) string { return p.LookupString(key).ID }
+	case *chash.Maglev:
+		return func(key string) string { return p.LookupString(key).ID }
+	case *chash.Bounded:
+		return func(key string) string { return p.LookupString(key).ID }
+	}
+	return func(key string) string { return p.LookupString(key).ID }
 }
 
 // removeOurs calls the concrete type's Remove(ids ...string), whatever
