@@ -1,11 +1,367 @@
 package chash
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+)
 
-// Maglev is not built yet; NewMaglev returns an error.
-type Maglev struct{ Ring }
+// DefaultTableSize is Maglev's lookup table size unless WithTableSize says
+// otherwise: the prime 65537.
+const DefaultTableSize = 65537
 
-// NewMaglev is not built yet and always fails.
+// Salts that derive a second, independent-looking value from one hash.
+const (
+	maglevSkipSalt = 0x6d61676c65762d73 // a node's skip, from its ID hash
+	maglevTopKSalt = 0x6d61676c65762d6b // a key's probe stride, from its hash
+)
+
+// Maglev is a Maglev lookup table (Eisenbud et al., "Maglev: A Fast and
+// Reliable Software Network Load Balancer", NSDI 2016): a table of M
+// entries, M prime, each naming a node. A key belongs to the node in entry
+// ⌊h·M / 2⁶⁴⌋ of its 64-bit hash h (a multiply-shift reduction, part of the
+// placement: it reads the hash's high bits and avoids a division).
+//
+// Population follows the paper. Node i has offset = h(ID) mod M and
+// skip = mix64(h(ID) ^ salt) mod (M-1) + 1, so its preference list
+// (offset + j·skip) mod M visits every entry once; nodes, in ascending ID
+// order, take turns claiming the first entry of their list not yet taken
+// until the table is full. Equal weights give entry counts that differ by
+// at most one. With unequal weights the turns follow stride scheduling:
+// every node takes one turn in the first round, then a node's turns come
+// every maxWeight/weight (in 32.32 fixed point, capped at 2²⁴) units of
+// virtual time, ties going to the lower ID, so each node's entry count is
+// within two of M·weight/Σweight. A node always has at least one entry.
+//
+// Removing or adding one of n nodes moves that node's keys plus a small
+// fraction of the others' (an entry a departed node held goes to whichever
+// node reaches it first, which shifts later claims): measured over 100,000
+// keys at M = 65537, 0.2% to 0.55% of all keys at n = 10 and 0.5% to 0.7%
+// at n = 100; at M = 655373, 0.1% to 0.2% at n = 100. The tests hold it
+// under 0.8%. Choose M ≥ 100 × nodes: entry counts then differ by at most
+// 1% between equal nodes, weights resolve to 1%, and the collateral stays
+// low; at M = 10 × nodes it reaches 3% to 4%.
+//
+// Lookups cost one hash and one table read: O(1), allocation-free. The
+// table takes 1 byte per entry for up to 256 nodes, 2 up to 65,536 and 3
+// beyond (64 KiB at the default size and up to 256 nodes). Building costs
+// O(M log M) time in practice and O(M + N) memory; see NewMaglev.
+//
+// A Maglev is immutable and safe for concurrent use; Add and Remove derive
+// new tables. Nodes are reported in ascending ID order. The zero Maglev is
+// not usable: build one with NewMaglev.
+type Maglev struct {
+	nodes []Node       // members, ascending by ID
+	perms []maglevPerm // each node's offset and skip, parallel to nodes
+	// table holds size entries of width bytes, little-endian, plus three
+	// bytes of padding so that every entry can be read with one 4-byte load.
+	table []byte
+	size  uint64
+	width uint64
+	mask  uint32
+	cfg   config
+}
+
+// maglevPerm is a node's preference list: entry j is (offset + j·skip) mod M.
+type maglevPerm struct{ offset, skip uint32 }
+
+var _ Placer = (*Maglev)(nil)
+
+// NewMaglev builds a Maglev table of the given nodes. It uses WithHasher
+// and WithTableSize (default 65537; a prime, at least the number of nodes)
+// and ignores the other options. It fails if nodes is empty, an ID is empty
+// or repeated, a weight is negative, NaN or infinite, or the table is
+// smaller than the node count (ErrInvalidOption).
+//
+// Building walks each node's preference list past taken entries: about
+// M·ln M probes of an M-bit bitmap and never more than N·M, O(M log M) in
+// practice, plus O(log N) per entry when weights differ. It allocates the
+// table, the bitmap and O(N) of per-node state, never an N × M matrix: at
+// M = 65537 and 10 to 1,000 nodes, about 1.2 to 1.7 ms of CPU and 82 to
+// 182 KiB; at M = 655373, 12 to 18 ms and 0.72 to 1.4 MiB.
 func NewMaglev(nodes []Node, opts ...Option) (*Maglev, error) {
-	return nil, fmt.Errorf("%w: maglev is not built yet", ErrUnknownAlgorithm)
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.tableSize == 0 {
+		cfg.tableSize = DefaultTableSize
+	}
+	ns, err := checkNodes(nodes, true)
+	if err != nil {
+		return nil, err
+	}
+	return buildMaglev(cfg, ns, nil)
+}
+
+// buildMaglev builds the table of nodes (sorted by ID); perms, if not nil,
+// holds their offsets and skips.
+func buildMaglev(cfg config, nodes []Node, perms []maglevPerm) (*Maglev, error) {
+	m := cfg.tableSize
+	if m < len(nodes) {
+		return nil, fmt.Errorf("%w: table size %d is smaller than the %d nodes (want a prime of at least 100 × nodes)",
+			ErrInvalidOption, m, len(nodes))
+	}
+	if perms == nil {
+		perms = make([]maglevPerm, len(nodes))
+		for i, n := range nodes {
+			perms[i] = cfg.maglevPerm(n.ID)
+		}
+	}
+	g := &Maglev{nodes: nodes, perms: perms, size: uint64(m), cfg: cfg}
+	switch {
+	case len(nodes) <= 1<<8:
+		g.width, g.mask = 1, 0xff
+	case len(nodes) <= 1<<16:
+		g.width, g.mask = 2, 0xffff
+	default:
+		g.width, g.mask = 3, 0xffffff
+	}
+	g.table = make([]byte, uint64(m)*g.width+3)
+	g.fill()
+	return g, nil
+}
+
+// maglevPerm returns the preference list of the node with the given ID.
+func (c config) maglevPerm(id string) maglevPerm {
+	h, m := c.hasher.sumString(id), uint64(c.tableSize)
+	return maglevPerm{offset: uint32(h % m), skip: uint32(mix64(h^maglevSkipSalt)%(m-1) + 1)}
+}
+
+// at returns the index of the node in entry i.
+func (g *Maglev) at(i uint64) int {
+	return int(binary.LittleEndian.Uint32(g.table[i*g.width:]) & g.mask)
+}
+
+func (g *Maglev) set(i uint64, node int) {
+	e := g.table[i*g.width:]
+	switch g.width {
+	case 1:
+		e[0] = byte(node)
+	case 2:
+		binary.LittleEndian.PutUint16(e, uint16(node))
+	default:
+		e[0], e[1], e[2] = byte(node), byte(node>>8), byte(node>>16)
+	}
+}
+
+// slot maps a hash to a table entry.
+func (g *Maglev) slot(h uint64) uint64 {
+	hi, _ := bits.Mul64(h, g.size)
+	return hi
+}
+
+// Lookup returns the node in the table entry of key's hash.
+func (g *Maglev) Lookup(key []byte) Node {
+	return g.nodes[g.at(g.slot(g.cfg.hasher.sum(key)))]
+}
+
+// LookupString is Lookup for a string key.
+func (g *Maglev) LookupString(key string) Node {
+	return g.nodes[g.at(g.slot(g.cfg.hasher.sumString(key)))]
+}
+
+// AppendTopK appends up to k distinct nodes for key. The first is Lookup's
+// node, from entry s = ⌊h·M / 2⁶⁴⌋. The others come from probing entries
+// s + j·t mod M for j = 1, 2, ..., with a stride t in [1, M-1] derived from
+// mix64(h ^ salt), skipping nodes already chosen: each probe reads a
+// pseudo-random entry, so a node is a secondary choice about in proportion
+// to its entries, whatever the first choice was. After 4k+16 probes any
+// nodes still missing are taken in ID order from a position derived from
+// the hash, so k distinct nodes always come back. Cost: O(k²) comparisons.
+func (g *Maglev) AppendTopK(dst []Node, key []byte, k int) []Node {
+	return g.appendTopK(dst, g.cfg.hasher.sum(key), k)
+}
+
+// AppendTopKString is AppendTopK for a string key.
+func (g *Maglev) AppendTopKString(dst []Node, key string, k int) []Node {
+	return g.appendTopK(dst, g.cfg.hasher.sumString(key), k)
+}
+
+func (g *Maglev) appendTopK(dst []Node, h uint64, k int) []Node {
+	k = clampK(k, len(g.nodes))
+	if k == 0 {
+		return dst
+	}
+	start := len(dst)
+	s := g.slot(h)
+	dst = append(dst, g.nodes[g.at(s)])
+	h2 := mix64(h ^ maglevTopKSalt)
+	stride, _ := bits.Mul64(h2, g.size-1)
+	stride++
+	for probes := 4*k + 16; probes > 0 && len(dst)-start < k; probes-- {
+		if s += stride; s >= g.size {
+			s -= g.size
+		}
+		if n := &g.nodes[g.at(s)]; absent(dst[start:], n.ID) {
+			dst = append(dst, *n)
+		}
+	}
+	i, _ := bits.Mul64(mix64(h2), uint64(len(g.nodes)))
+	for len(dst)-start < k {
+		if n := &g.nodes[i]; absent(dst[start:], n.ID) {
+			dst = append(dst, *n)
+		}
+		if i++; i == uint64(len(g.nodes)) {
+			i = 0
+		}
+	}
+	return dst
+}
+
+// Nodes returns the members in ascending ID order.
+func (g *Maglev) Nodes() []Node { return slices.Clone(g.nodes) }
+
+// Len returns the number of members.
+func (g *Maglev) Len() int { return len(g.nodes) }
+
+// TableSize returns the number of table entries, M.
+func (g *Maglev) TableSize() int { return int(g.size) }
+
+// Entries returns how many table entries each node holds, in the order of
+// Nodes: a node receives Entries/TableSize of the keys. It costs O(M).
+func (g *Maglev) Entries() []int {
+	out := make([]int, len(g.nodes))
+	for i := uint64(0); i < g.size; i++ {
+		out[g.at(i)]++
+	}
+	return out
+}
+
+// Add returns a table with the given nodes added, as NewMaglev would build
+// it from the combined membership. The members' offsets and skips are
+// reused, but every entry is claimed anew: the cost is that of a build. g
+// is unchanged.
+func (g *Maglev) Add(nodes ...Node) (*Maglev, error) {
+	all, err := checkNodes(append(slices.Clone(g.nodes), nodes...), true)
+	if err != nil {
+		return nil, err
+	}
+	return g.derive(all)
+}
+
+// Remove returns a table without the nodes with the given IDs, as
+// NewMaglev would build it from the remaining membership, at the cost of a
+// build less the hashing of IDs. It fails with ErrUnknownNode if an ID is
+// not a member, and with ErrNoNodes if no node would remain. g is
+// unchanged.
+func (g *Maglev) Remove(ids ...string) (*Maglev, error) {
+	rest, err := without(g.nodes, ids)
+	if err != nil {
+		return nil, err
+	}
+	return g.derive(rest)
+}
+
+// derive builds the table of nodes (sorted by ID), reusing the offsets and
+// skips of the nodes g already has.
+func (g *Maglev) derive(nodes []Node) (*Maglev, error) {
+	perms := make([]maglevPerm, len(nodes))
+	for i, n := range nodes {
+		if j := indexOf(g.nodes, n.ID); j >= 0 {
+			perms[i] = g.perms[j]
+		} else {
+			perms[i] = g.cfg.maglevPerm(n.ID)
+		}
+	}
+	return buildMaglev(g.cfg, nodes, perms)
+}
+
+// turns yields the order in which nodes claim entries.
+type turns struct {
+	n      int
+	cur    int      // round robin, when all weights are equal
+	stride []uint64 // per node: virtual time between turns, 32.32
+	pass   []uint64 // per node: virtual time of its next turn
+	heap   []int32  // node indices, a min-heap by (pass, index)
+}
+
+func newTurns(nodes []Node) *turns {
+	t := &turns{n: len(nodes)}
+	maxw, equal := 0.0, true
+	for _, n := range nodes {
+		maxw = max(maxw, n.Weight)
+		equal = equal && n.Weight == nodes[0].Weight
+	}
+	if equal {
+		return t
+	}
+	t.stride, t.pass, t.heap = make([]uint64, len(nodes)), make([]uint64, len(nodes)), make([]int32, len(nodes))
+	for i, n := range nodes {
+		// maxw/w is in [1, ∞]; capping it at 2²⁴ keeps passes below 2⁵⁷.
+		t.stride[i] = uint64(math.Round(min(maxw/n.Weight, 1<<24) * (1 << 32)))
+		t.heap[i] = int32(i) // all passes are 0: sorted by index is a heap
+	}
+	return t
+}
+
+func (t *turns) next() int {
+	if t.heap == nil {
+		i := t.cur
+		if t.cur++; t.cur == t.n {
+			t.cur = 0
+		}
+		return i
+	}
+	top := int(t.heap[0])
+	t.pass[top] += t.stride[top]
+	t.down()
+	return top
+}
+
+func (t *turns) less(a, b int32) bool {
+	return t.pass[a] < t.pass[b] || t.pass[a] == t.pass[b] && a < b
+}
+
+// down restores the heap after its root's pass grew.
+func (t *turns) down() {
+	h, i := t.heap, 0
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && t.less(h[c+1], h[c]) {
+			c++
+		}
+		if !t.less(h[c], h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// fill claims every entry of the table, the nodes taking turns, each
+// walking its preference list past entries already taken (a bitmap of M
+// bits, which stays in cache). Near the end the walks get long: measured,
+// 5.6 wasted probes per entry at 10 nodes and 10 to 11 at 100 or 1,000.
+// Claiming the last M/(2N) entries from per-node rankings of the empty
+// entries, which gives the same table, cut those probes threefold but was
+// no faster, as ranking costs what the probes did, so the walk stays.
+func (g *Maglev) fill() {
+	size, perms := g.size, g.perms
+	next := make([]uint32, len(perms))
+	for i, p := range perms {
+		next[i] = p.offset
+	}
+	full := make([]uint64, (size+63)/64)
+	t := newTurns(g.nodes)
+	for filled := uint64(0); filled < size; filled++ {
+		i := t.next()
+		s, skip := uint64(next[i]), uint64(perms[i].skip)
+		for full[s/64]&(1<<(s%64)) != 0 {
+			if s += skip; s >= size {
+				s -= size
+			}
+		}
+		full[s/64] |= 1 << (s % 64)
+		g.set(s, i)
+		if s += skip; s >= size {
+			s -= size
+		}
+		next[i] = uint32(s)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -108,6 +109,19 @@ func (a keySpace) same(b keySpace) (eq bool) {
 
 func (r *Ring) keySpans() (keySpace, []point, []Node) {
 	return keySpace{kind: "hash", hasher: r.cfg.hasher}, r.points, r.nodes
+}
+
+// keySpans: entry e of a Maglev table holds the hashes h with
+// ⌊h·M/2⁶⁴⌋ = e, a contiguous range ending at ⌊((e+1)·2⁶⁴ - 1)/M⌋. So the
+// table is a step function of the hash itself, and compares exactly with
+// rings and other tables of the same hasher. O(M) to list.
+func (g *Maglev) keySpans() (keySpace, []point, []Node) {
+	pts := make([]point, g.size)
+	for e := range pts {
+		last, _ := bits.Div64(uint64(e), math.MaxUint64, g.size)
+		pts[e] = point{pos: last, node: uint32(g.at(uint64(e)))}
+	}
+	return keySpace{kind: "hash", hasher: g.cfg.hasher}, pts, g.nodes
 }
 
 // Diff reports how keys move when placement changes from old to new: any

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/keyplace/chash"
@@ -288,7 +289,7 @@ func FuzzDiff(f *testing.F) {
 	f.Fuzz(func(t *testing.T, olds, news string, w float64, vnodes int, seed uint64) {
 		parse := func(s string) []chash.Node {
 			var out []chash.Node
-			for i, id := range splitComma(s) {
+			for i, id := range strings.Split(s, ",") {
 				out = append(out, chash.Node{ID: id, Weight: float64(i%3) * w})
 			}
 			return out
@@ -309,18 +310,6 @@ func FuzzDiff(f *testing.F) {
 			t.Fatalf("Shares: %v, %d shares of %d nodes", err, len(o.Shares), b.Len())
 		}
 	})
-}
-
-func splitComma(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == ',' {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return out
 }
 
 // modNPlacer is hash % n, the reference consistent placement improves on.
@@ -427,3 +416,31 @@ func TestDiffAnalyticMatchesSampling(t *testing.T) {
 // hide passes a placer through without its concrete type, forcing Diff to
 // sample.
 type hide struct{ chash.Placer }
+
+// Maglev tables are step functions of the hash: Diff is exact, against
+// other tables and against rings, and agrees with sampling.
+func TestDiffMaglevExact(t *testing.T) {
+	g1, err := chash.NewMaglev(conformance.Nodes(10))
+	require.NoError(t, err)
+	g2, err := g1.Add(chash.Node{ID: "node-10"})
+	require.NoError(t, err)
+	r, err := chash.NewRing(conformance.Nodes(10))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name     string
+		old, new chash.Placer
+	}{{"maglev add", g1, g2}, {"ring to maglev", r, g2}, {"maglev to ring", g1, r}} {
+		exact, err := chash.Diff(tc.old, tc.new)
+		require.NoError(t, err)
+		require.True(t, exact.Exact, tc.name)
+		sampled, err := chash.Diff(hide{tc.old}, hide{tc.new})
+		require.NoError(t, err)
+		assert.InDelta(t, sampled.Moved, exact.Moved, 0.003, tc.name)
+	}
+	sh, err := chash.Shares(g1)
+	require.NoError(t, err)
+	require.True(t, sh.Exact)
+	for i, e := range g1.Entries() {
+		assert.InDelta(t, float64(e)/65537, sh.Shares[i].Fraction, 1e-9)
+	}
+}

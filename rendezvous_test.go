@@ -49,14 +49,6 @@ func TestRendezvousGolden(t *testing.T) {
 	}
 }
 
-// refMix64 is the package's mix64, restated so that the test can rank
-// nodes by the documented definition.
-func refMix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
 // refRank ranks nodes for key as Rendezvous documents it, with math.Log
 // and plain sorting: equal weights by m, unequal ones by ln(u)/weight, ties
 // by m, then ID.
@@ -77,7 +69,7 @@ func refRank(nodes []chash.Node, key string) []chash.Node {
 	}
 	s := make([]scored, len(nodes))
 	for i, n := range nodes {
-		m := refMix64(h ^ xxhash.Sum64String(n.ID))
+		m := conformance.Mix64(h ^ xxhash.Sum64String(n.ID))
 		s[i] = scored{n: n, m: m}
 		if !equal {
 			u := (float64(m>>24) + 0.5) * 0x1p-40

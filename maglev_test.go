@@ -1,0 +1,424 @@
+package chash_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"testing"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/internal/conformance"
+)
+
+// maglevCollateral bounds the fraction of all keys that move between
+// untouched nodes when one of 10 or 100 nodes is added, removed or
+// reweighted at M = 65537 (measured 0.0019 to 0.0066).
+const maglevCollateral = 0.008
+
+func TestMaglevConformance(t *testing.T) {
+	conformance.Run(t, conformance.Spec{
+		New:      conformance.Constructor(chash.NewMaglev),
+		Weighted: true,
+		MaxCV:    0.03, MaxPeak: 1.05, ShareTol: 0.04,
+		Collateral: maglevCollateral,
+		Spread:     1.5,
+		Add: func(p chash.Placer, n chash.Node) (chash.Placer, error) {
+			return p.(*chash.Maglev).Add(n)
+		},
+		Remove: func(p chash.Placer, id string) (chash.Placer, error) {
+			return p.(*chash.Maglev).Remove(id)
+		},
+	})
+}
+
+func TestMaglevGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nodes []chash.Node
+		opts  []chash.Option
+	}{
+		{"maglev-10", conformance.Nodes(10), nil},
+		{"maglev-weighted", []chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 2}, {ID: "c", Weight: 0.5}, {ID: "d", Weight: 4}}, nil},
+		{"maglev-10-size-1009-seed-7", conformance.Nodes(10), []chash.Option{chash.WithTableSize(1009), chash.WithHasher(chash.XXHashSeed(7))}},
+		{"maglev-300", conformance.Nodes(300), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := chash.NewMaglev(tc.nodes, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conformance.Golden(t, tc.name, g)
+		})
+	}
+}
+
+// refMaglev is the documented population, written as plainly as possible:
+// it returns the table as indices into the nodes sorted by ID.
+func refMaglev(nodes []chash.Node, m int) []int {
+	nodes = slices.Clone(nodes)
+	slices.SortFunc(nodes, func(a, b chash.Node) int { return cmpString(a.ID, b.ID) })
+	offset, skip := make([]int, len(nodes)), make([]int, len(nodes))
+	stride, pass, next := make([]uint64, len(nodes)), make([]uint64, len(nodes)), make([]int, len(nodes))
+	maxw := 0.0
+	for _, n := range nodes {
+		maxw = max(maxw, weight(n))
+	}
+	for i, n := range nodes {
+		h := xxhash.Sum64String(n.ID)
+		offset[i] = int(h % uint64(m))
+		skip[i] = int(conformance.Mix64(h^0x6d61676c65762d73)%uint64(m-1)) + 1
+		stride[i] = uint64(math.Round(min(maxw/weight(n), 1<<24) * (1 << 32)))
+	}
+	table := make([]int, m)
+	for s := range table {
+		table[s] = -1
+	}
+	for filled := 0; filled < m; filled++ {
+		i := 0 // the node with the least pass, then the lowest ID
+		for j := range nodes {
+			if pass[j] < pass[i] {
+				i = j
+			}
+		}
+		pass[i] += stride[i]
+		for table[(offset[i]+next[i]*skip[i])%m] >= 0 {
+			next[i]++
+		}
+		table[(offset[i]+next[i]*skip[i])%m] = i
+		next[i]++
+	}
+	return table
+}
+
+func weight(n chash.Node) float64 {
+	if n.Weight == 0 {
+		return 1
+	}
+	return n.Weight
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// TestMaglevReference checks the table against refMaglev: entry counts,
+// and the owner of 100,000 keys looked up as documented (⌊h·M/2⁶⁴⌋).
+func TestMaglevReference(t *testing.T) {
+	cases := []struct {
+		nodes []chash.Node
+		m     int
+	}{
+		{conformance.Nodes(1), 2},
+		{conformance.Nodes(2), 2},
+		{conformance.Nodes(3), 3},
+		{conformance.Nodes(10), 1009},
+		{conformance.Nodes(10), 65537},
+		{conformance.Nodes(100), 65537},
+		{conformance.Nodes(300), 1009},
+		{conformance.Nodes(1000), 65537},
+		{[]chash.Node{{ID: "w1", Weight: 1}, {ID: "w2", Weight: 2}, {ID: "w3", Weight: 3}, {ID: "w4", Weight: 4}}, 65537},
+		{[]chash.Node{{ID: "tiny", Weight: 1e-30}, {ID: "big", Weight: 1e30}, {ID: "mid", Weight: 0.37}}, 1009},
+		// Unequal weights whose strides round to equal ones: the weighted
+		// schedule must then be the round robin of equal weights.
+		{[]chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 1 + 1e-12}, {ID: "c", Weight: 1}}, 1009},
+	}
+	if testing.Short() {
+		cases = cases[:5]
+	}
+	keys := conformance.Keys(conformance.NumKeys)
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("n=%d/M=%d", len(c.nodes), c.m), func(t *testing.T) {
+			g, err := chash.NewMaglev(c.nodes, chash.WithTableSize(c.m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			table := refMaglev(c.nodes, c.m)
+			want := make([]int, len(c.nodes))
+			for _, i := range table {
+				want[i]++
+			}
+			if got := g.Entries(); !slices.Equal(got, want) {
+				t.Fatalf("entries %v, reference %v", got, want)
+			}
+			nodes := g.Nodes()
+			for _, k := range keys {
+				s, _ := bits.Mul64(xxhash.Sum64String(k), uint64(c.m))
+				if got, want := g.LookupString(k), nodes[table[s]]; got != want {
+					t.Fatalf("Lookup(%q) = %v, reference %v", k, got, want)
+				}
+			}
+		})
+	}
+}
+
+func spread(counts []int) (lo, hi int) {
+	return slices.Min(counts), slices.Max(counts)
+}
+
+func TestMaglevEntries(t *testing.T) {
+	for _, n := range []int{10, 100, 1000} {
+		g, err := chash.NewMaglev(conformance.Nodes(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := spread(g.Entries())
+		t.Logf("%d nodes, M=%d: entries per node %d to %d", n, g.TableSize(), lo, hi)
+		if hi-lo > 1 {
+			t.Errorf("%d equal nodes: entries differ by %d, want at most 1", n, hi-lo)
+		}
+	}
+	nodes := []chash.Node{{ID: "w1", Weight: 1}, {ID: "w2", Weight: 2}, {ID: "w3", Weight: 3}, {ID: "w4", Weight: 4}}
+	for _, m := range []int{1009, 65537, 655373} {
+		g, err := chash.NewMaglev(nodes, chash.WithTableSize(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range g.Entries() {
+			ideal := float64(m) * nodes[i].Weight / 10
+			t.Logf("M=%d weight %v: %d entries, share %.5f (ideal %.0f, %.5f)", m, nodes[i].Weight, e, float64(e)/float64(m), ideal, ideal/float64(m))
+			if math.Abs(float64(e)-ideal) > 2 {
+				t.Errorf("M=%d weight %v: %d entries, want %.1f within 2", m, nodes[i].Weight, e, ideal)
+			}
+		}
+	}
+	// An extreme weight still leaves every node an entry.
+	g, err := chash.NewMaglev([]chash.Node{{ID: "a", Weight: 1e-300}, {ID: "b", Weight: 1e300}}, chash.WithTableSize(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := g.Entries(); e[0] != 1 || e[1] != 6 {
+		t.Errorf("weights 1e-300 and 1e300: entries %v, want [1 6]", e)
+	}
+}
+
+func TestMaglevTableSize(t *testing.T) {
+	for _, m := range []int{-1, 0, 1, 4, 65536, 1 << 25} {
+		if _, err := chash.NewMaglev(conformance.Nodes(3), chash.WithTableSize(m)); !errors.Is(err, chash.ErrInvalidOption) {
+			t.Errorf("WithTableSize(%d): error %v, want ErrInvalidOption", m, err)
+		}
+	}
+	g, err := chash.NewMaglev(conformance.Nodes(3), chash.WithTableSize(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := g.Entries(); !slices.Equal(e, []int{1, 1, 1}) {
+		t.Errorf("3 nodes in 3 entries: %v", e)
+	}
+	if _, err := chash.NewMaglev(conformance.Nodes(4), chash.WithTableSize(3)); !errors.Is(err, chash.ErrInvalidOption) {
+		t.Errorf("4 nodes in 3 entries: error %v, want ErrInvalidOption", err)
+	}
+	if _, err := g.Add(chash.Node{ID: "x"}); !errors.Is(err, chash.ErrInvalidOption) {
+		t.Errorf("Add past the table size: error %v, want ErrInvalidOption", err)
+	}
+	if g.TableSize() != 3 {
+		t.Errorf("TableSize() = %d", g.TableSize())
+	}
+	if g, err := chash.NewMaglev(conformance.Nodes(1)); err != nil || g.TableSize() != chash.DefaultTableSize {
+		t.Errorf("default table size: %v, %v", g, err)
+	}
+}
+
+// TestMaglevWide covers the 2- and 3-byte tables: every node of M = N
+// equal nodes holds exactly one entry, and lookups agree with Entries.
+func TestMaglevWide(t *testing.T) {
+	sizes := [][2]int{{257, 257}, {1000, 1009}, {70001, 70001}}
+	if testing.Short() {
+		sizes = sizes[:2]
+	}
+	for _, c := range sizes {
+		g, err := chash.NewMaglev(conformance.Nodes(c[0]), chash.WithTableSize(c[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lo, hi := spread(g.Entries()); hi-lo > 1 {
+			t.Errorf("%d nodes, M=%d: entries %d to %d", c[0], c[1], lo, hi)
+		}
+		seen := map[string]bool{}
+		for _, k := range conformance.Keys(20_000) {
+			seen[g.LookupString(k).ID] = true
+		}
+		// 20,000 keys over M entries reach nearly every node; a wrong entry
+		// width would reach only a few, or panic.
+		if want := min(c[0], 20_000) * 8 / 10; len(seen) < want {
+			t.Errorf("%d nodes: 20,000 keys reached %d nodes, want >= %d", c[0], len(seen), want)
+		}
+	}
+}
+
+// TestMaglevDisruption measures keys moving between untouched nodes when
+// one node is removed or added, trying ten different nodes each way.
+func TestMaglevDisruption(t *testing.T) {
+	for _, c := range []struct {
+		n, m, tries int
+		bound       float64
+	}{{10, 65537, 10, maglevCollateral}, {100, 65537, 10, maglevCollateral}, {100, 655373, 3, 0.003}, {100, 1009, 3, 0.06}} {
+		if testing.Short() {
+			c.tries = 2
+		}
+		nodes := conformance.Nodes(c.n)
+		g, err := chash.NewMaglev(nodes, chash.WithTableSize(c.m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := conformance.Owners(g)
+		for _, what := range []string{"remove", "add"} {
+			lo, hi, sum := 1.0, 0.0, 0.0
+			for i := 0; i < c.tries; i++ {
+				id := nodes[i*c.n/c.tries].ID
+				var d *chash.Maglev
+				if what == "remove" {
+					d, err = g.Remove(id)
+				} else {
+					id = fmt.Sprintf("extra-%d", i)
+					d, err = g.Add(chash.Node{ID: id})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, collateral := maglevMoves(before, conformance.Owners(d), id)
+				lo, hi, sum = min(lo, collateral), max(hi, collateral), sum+collateral
+			}
+			t.Logf("n=%d M=%d %s (%d tries): collateral min %.5f mean %.5f max %.5f", c.n, c.m, what, c.tries, lo, sum/float64(c.tries), hi)
+			if hi > c.bound {
+				t.Errorf("n=%d M=%d %s: collateral up to %.5f, bound %.5f", c.n, c.m, what, hi, c.bound)
+			}
+		}
+	}
+}
+
+func maglevMoves(before, after []string, changed string) (moved, collateral float64) {
+	var m, c int
+	for i := range before {
+		if before[i] != after[i] {
+			m++
+			if before[i] != changed && after[i] != changed {
+				c++
+			}
+		}
+	}
+	return float64(m) / float64(len(before)), float64(c) / float64(len(before))
+}
+
+func TestMaglevAddRemove(t *testing.T) {
+	g, err := chash.NewMaglev(conformance.Nodes(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Remove("node-9"); !errors.Is(err, chash.ErrUnknownNode) {
+		t.Errorf("Remove(unknown): %v", err)
+	}
+	if _, err := g.Remove("node-0", "node-1", "node-2", "node-3", "node-4"); !errors.Is(err, chash.ErrNoNodes) {
+		t.Errorf("Remove(all): %v", err)
+	}
+	if _, err := g.Add(chash.Node{ID: "node-1"}); !errors.Is(err, chash.ErrDuplicateID) {
+		t.Errorf("Add(member): %v", err)
+	}
+	if _, err := g.Add(chash.Node{ID: "x", Weight: -1}); !errors.Is(err, chash.ErrInvalidWeight) {
+		t.Errorf("Add(weight -1): %v", err)
+	}
+	d, err := g.Add(chash.Node{ID: "b", Weight: 2}, chash.Node{ID: "a", Weight: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err = d.Remove("node-2", "node-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := chash.NewMaglev([]chash.Node{{ID: "node-4"}, {ID: "a", Weight: 0.5}, {ID: "node-1"}, {ID: "b", Weight: 2}, {ID: "node-3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(conformance.Owners(d), conformance.Owners(want)) || !slices.Equal(d.Nodes(), want.Nodes()) {
+		t.Error("Add then Remove places keys differently from New with the same nodes")
+	}
+	if g.Len() != 5 {
+		t.Errorf("the original changed: Len %d", g.Len())
+	}
+}
+
+// TestMaglevTopKAll asks for every node, which exercises the fallback
+// after the probes, including at M = N where probing finds few nodes.
+func TestMaglevTopKAll(t *testing.T) {
+	for _, c := range [][2]int{{10, 11}, {50, 53}, {100, 65537}, {7, 7}} {
+		g, err := chash.NewMaglev(conformance.Nodes(c[0]), chash.WithTableSize(c[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]chash.Node, 0, c[0])
+		for _, k := range conformance.Keys(2000) {
+			buf = g.AppendTopKString(buf[:0], k, c[0])
+			ids := make([]string, len(buf))
+			for i, n := range buf {
+				ids[i] = n.ID
+			}
+			slices.Sort(ids)
+			if len(slices.Compact(ids)) != c[0] || buf[0] != g.LookupString(k) {
+				t.Fatalf("n=%d M=%d key %q: top %d = %v", c[0], c[1], k, c[0], buf)
+			}
+		}
+	}
+}
+
+func FuzzMaglev(f *testing.F) {
+	f.Add("a,b,c", []byte{0, 1, 2}, 65537, "key", 3)
+	f.Add("a", []byte{}, 2, "", 1)
+	f.Add("x,y,z,w", []byte{6, 1}, 3, "k", 9)
+	f.Add("n1,n2,n3", []byte{5, 9}, 4, "zz", -2)
+	f.Add("p,q,r,s,t,u", []byte{8, 4}, 7, "key-7", 6)
+	f.Fuzz(func(t *testing.T, ids string, weights []byte, m int, key string, k int) {
+		nodes := conformance.FuzzNodes(ids, weights)
+		if len(nodes) > 64 {
+			return
+		}
+		m = m % (1 << 20) // keep each build fast; larger sizes are rejected or slow
+		g, err := chash.NewMaglev(nodes, chash.WithTableSize(m))
+		if err != nil {
+			if g != nil {
+				t.Fatal("non-nil Maglev with an error")
+			}
+			return
+		}
+		conformance.Check(t, g, key, k%80)
+	})
+}
+
+func ExampleNewMaglev() {
+	g, err := chash.NewMaglev([]chash.Node{{ID: "cache-a"}, {ID: "cache-b"}, {ID: "cache-c", Weight: 2}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(g.LookupString("user:42"))
+	fmt.Println(g.AppendTopKString(nil, "user:42", 2))
+	fmt.Println(g.TableSize(), g.Entries())
+	// Output:
+	// {cache-a 1}
+	// [{cache-a 1} {cache-c 2}]
+	// 65537 [16385 16384 32768]
+}
+
+// BenchmarkMaglevBuild measures building tables of 10, 100 and 1,000
+// equal nodes at the default size and at ten times it.
+func BenchmarkMaglevBuild(b *testing.B) {
+	for _, m := range []int{65537, 655373} {
+		for _, n := range []int{10, 100, 1000} {
+			nodes := conformance.Nodes(n)
+			b.Run(fmt.Sprintf("M=%d/nodes=%d", m, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := chash.NewMaglev(nodes, chash.WithTableSize(m)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
