@@ -204,7 +204,7 @@ func (b *Bounded) bestEqual(ph uint64, open []int) (best, at int) {
 	best = -1
 	var top uint64
 	for j, i := range open {
-		k := mix64(ph^b.hashes[i])>>11 | 1
+		k := mix64(ph^b.hashes[i]) | 1
 		if k > top || k == top && i < best {
 			best, at, top = i, j, k
 		}
@@ -212,7 +212,8 @@ func (b *Bounded) bestEqual(ph uint64, open []int) (best, at int) {
 	return best, at
 }
 
-// bestWeighted is bestEqual for unequal weights. Since -ln(u) >= 1-u, a
+// bestWeighted is bestEqual for unequal weights, scored as Rendezvous
+// scores them (unit and logUnit). Since -ln(u) >= 1-u, a
 // node whose 1-u already exceeds what it would need to beat the best score
 // so far cannot win, and its logarithm is skipped (the margin covers
 // rounding): only about ln(n) logarithms are taken per partition.
@@ -221,12 +222,12 @@ func (b *Bounded) bestWeighted(ph uint64, open []int) (best, at int) {
 	var top uint64
 	need := math.Inf(1) // -ln(u) must stay below need×w to beat the best
 	for j, i := range open {
-		x := mix64(ph^b.hashes[i])>>11 | 1
+		u := unit(mix64(ph ^ b.hashes[i]))
 		w := b.wts[i]
-		if float64(1-float64(x)*0x1p-53) > need*w*(1+1e-9) {
+		if 1-u > need*w*(1+1e-9) {
 			continue
 		}
-		s := lnUnit(x) / w
+		s := logUnit(u) / w
 		if k := ^math.Float64bits(s); best < 0 || k > top || k == top && i < best {
 			best, at, top = i, j, k
 			need = -s
@@ -242,40 +243,17 @@ func partitionHash(p int) uint64 {
 
 // key returns node i's rendezvous score for partition hash ph as an
 // unsigned integer: the larger, the more preferred. With equal weights it
-// is 53 bits of mix64(ph ^ h_i); otherwise it orders as ln(u)/w_i for u
-// those 53 bits as a fraction in (0, 1) (straw2), which picks node i with
-// probability w_i/W.
+// is mix64(ph ^ h_i) | 1; otherwise it orders as ln(u)/w_i for u =
+// unit(mix64(ph ^ h_i)) (straw2, as Rendezvous scores), which picks node i
+// with probability w_i/W.
 func (b *Bounded) key(ph uint64, i int) uint64 {
-	x := mix64(ph^b.hashes[i])>>11 | 1
+	m := mix64(ph ^ b.hashes[i])
 	if b.wts == nil {
-		return x
+		return m | 1
 	}
-	s := lnUnit(x) / b.wts[i]
+	s := logUnit(unit(m)) / b.wts[i]
 	// s < 0: larger s has smaller magnitude, so invert the bits to order it.
 	return ^math.Float64bits(s)
-}
-
-// lnUnit returns ln(x / 2^53) for an odd x < 2^53. It uses only rounded
-// basic operations (each product converted explicitly, so that no
-// multiply-add is fused), so it gives the same bits on every platform,
-// which math.Log does not promise. Accuracy is a few units in the last
-// place, from the series ln(m) = 2·atanh((m-1)/(m+1)) for m in [√½, √2).
-func lnUnit(x uint64) float64 {
-	f := float64(x) // exact: x < 2^53
-	e := int(math.Float64bits(f)>>52) - 1023
-	m := math.Float64frombits(math.Float64bits(f)&(1<<52-1) | 1023<<52)
-	if m > math.Sqrt2 {
-		m, e = m/2, e+1
-	}
-	s := float64(m-1) / float64(m+1)
-	s2 := float64(s * s)
-	// Terms to s^21: s < 0.172, so s^23/23 < 2^-62.
-	sum := 1.0 / 21
-	for d := 19.0; d >= 1; d -= 2 {
-		sum = float64(float64(sum*s2) + 1/d)
-	}
-	const ln2 = 0.6931471805599453
-	return float64(float64(e-53)*ln2) + float64(2*float64(s*sum))
 }
 
 // partition reduces a key hash to a partition: the high 64 bits of h × P,

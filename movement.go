@@ -112,16 +112,29 @@ func (r *Ring) keySpans() (keySpace, []point, []Node) {
 }
 
 // keySpans: entry e of a Maglev table holds the hashes h with
-// ⌊h·M/2⁶⁴⌋ = e, a contiguous range ending at ⌊((e+1)·2⁶⁴ - 1)/M⌋. So the
-// table is a step function of the hash itself, and compares exactly with
-// rings and other tables of the same hasher. O(M) to list.
+// ⌊h·M/2⁶⁴⌋ = e, so the table is a step function of the hash itself and
+// compares exactly with rings and other tables of the same hasher.
 func (g *Maglev) keySpans() (keySpace, []point, []Node) {
-	pts := make([]point, g.size)
-	for e := range pts {
-		last, _ := bits.Div64(uint64(e), math.MaxUint64, g.size)
-		pts[e] = point{pos: last, node: uint32(g.at(uint64(e)))}
-	}
+	pts := slotPoints(g.size, func(e uint64) int { return g.at(e) })
 	return keySpace{kind: "hash", hasher: g.cfg.hasher}, pts, g.nodes
+}
+
+// keySpans: bounded-load partitions are slots of the hash as Maglev's are.
+func (b *Bounded) keySpans() (keySpace, []point, []Node) {
+	pts := slotPoints(uint64(len(b.owner)), func(p uint64) int { return int(b.owner[p]) })
+	return keySpace{kind: "hash", hasher: b.cfg.hasher}, pts, b.nodes
+}
+
+// slotPoints lists a table of size slots, slot e holding the hashes h with
+// ⌊h·size/2⁶⁴⌋ = e, as points: slot e's range ends at
+// ⌊((e+1)·2⁶⁴ - 1)/size⌋. O(size).
+func slotPoints(size uint64, owner func(e uint64) int) []point {
+	pts := make([]point, size)
+	for e := range pts {
+		last, _ := bits.Div64(uint64(e), math.MaxUint64, size)
+		pts[e] = point{pos: last, node: uint32(owner(uint64(e)))}
+	}
+	return pts
 }
 
 // Diff reports how keys move when placement changes from old to new: any

@@ -417,19 +417,26 @@ func TestDiffAnalyticMatchesSampling(t *testing.T) {
 // sample.
 type hide struct{ chash.Placer }
 
-// Maglev tables are step functions of the hash: Diff is exact, against
-// other tables and against rings, and agrees with sampling.
-func TestDiffMaglevExact(t *testing.T) {
+// Maglev tables and bounded partitions are step functions of the hash:
+// Diff is exact, between tables and against rings, and agrees with sampling.
+func TestDiffTablesExact(t *testing.T) {
 	g1, err := chash.NewMaglev(conformance.Nodes(10))
 	require.NoError(t, err)
 	g2, err := g1.Add(chash.Node{ID: "node-10"})
 	require.NoError(t, err)
 	r, err := chash.NewRing(conformance.Nodes(10))
 	require.NoError(t, err)
+	b1, err := chash.NewBounded(conformance.Nodes(10))
+	require.NoError(t, err)
+	b2, err := b1.Add(chash.Node{ID: "node-10"})
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		name     string
 		old, new chash.Placer
-	}{{"maglev add", g1, g2}, {"ring to maglev", r, g2}, {"maglev to ring", g1, r}} {
+	}{
+		{"maglev add", g1, g2}, {"ring to maglev", r, g2}, {"maglev to ring", g1, r},
+		{"bounded add", b1, b2}, {"bounded to maglev", b1, g1},
+	} {
 		exact, err := chash.Diff(tc.old, tc.new)
 		require.NoError(t, err)
 		require.True(t, exact.Exact, tc.name)
