@@ -63,5 +63,5 @@ if [ "$count" != 6 ] || [ "$benchtime" != 300ms ]; then
 	cmd="benchmarks/run.sh -count $count -benchtime $benchtime"
 fi
 (cd benchmarks && go run ./cmd/report -root "$tmp/root.txt" -cmp "$tmp/cmp.txt" -benchstat "$stat" \
-	-keys "$keys" -settings "$settings" -command "$cmd" -out "$out")
+	-keys "$keys" -notes notes.md -settings "$settings" -command "$cmd" -out "$out")
 echo "wrote $out" >&2

@@ -28,6 +28,7 @@ func main() {
 	command := flag.String("command", "benchmarks/run.sh", "command that reproduces the run")
 	settings := flag.String("settings", "", "benchmark settings, such as -count 5")
 	keys := flag.Int("keys", 200_000, "keys for the quality table")
+	notes := flag.String("notes", "", "Markdown file of analysis to include after the targets")
 	stat := flag.String("stat", "min", "statistic of the samples: min (fastest pass) or median")
 	flag.Parse()
 	useMin = *stat != "median"
@@ -44,6 +45,14 @@ func main() {
 	r.header(&b, *command, *settings)
 	r.headline(&b)
 	r.targets(&b)
+	if *notes != "" {
+		text, err := os.ReadFile(*notes)
+		if err != nil {
+			log.Fatal(err)
+		}
+		b.Write(text)
+		b.WriteString("\n")
+	}
 	r.lookupTable(&b)
 	r.rootTable(&b)
 	r.topKTable(&b)

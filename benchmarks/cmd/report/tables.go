@@ -254,7 +254,7 @@ func (r *report) worstRatio(kind string, ours, peer benchmarks.Subject) (float64
 }
 
 func (r *report) quality(b *bytes.Buffer, keys int) {
-	fmt.Fprintf(b, "## Quality over the same %d keys\n\n", keys)
+	fmt.Fprintf(b, "## Quality over the same %s keys\n\n", thousands(keys))
 	fmt.Fprintf(b, "%d nodes; then node-%d added; then node-%d removed (the last node, so that jump is measured on the change\n", benchmarks.QualityNodes, benchmarks.QualityNodes, benchmarks.QualityNodes-1)
 	b.WriteString("it supports). Every membership is built from scratch. Collateral: keys moved between two nodes that were neither\n")
 	b.WriteString("added nor removed. Peak/mean includes sampling noise of about 2% per node.\n\n")
@@ -299,4 +299,13 @@ func (r *report) setup(b *bytes.Buffer) {
 	if len(missing) > 0 {
 		fmt.Fprintf(b, "Not yet in this build of chash: %v.\n", missing)
 	}
+}
+
+// thousands formats n with comma separators.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
