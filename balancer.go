@@ -1,16 +1,10 @@
 package chash
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 )
-
-// ErrOverloaded reports that an acquire found every node at its load bound.
-// A single goroutine never sees it; concurrent acquires can, transiently,
-// and the caller may retry or shed the request.
-var ErrOverloaded = errors.New("chash: every node is at its load bound")
 
 // Balancer routes requests to nodes by a Placer's preference order while
 // bounding each node's in-flight load, as Envoy's hash_balance_factor and

@@ -44,8 +44,10 @@ func (x xxHasher) Sum64String(s string) uint64 {
 }
 
 // hasher is the Hasher a placer was built with. The default, xxhash with
-// seed 0, is called directly (ext == nil): small enough to inline, so it
-// costs a lookup no extra call.
+// seed 0, is called directly (ext == nil), which keeps the interface call
+// off the common path. sum and sumString cost a call of their own; the
+// O(1) placers' Lookup and LookupString write the branch out instead,
+// which saves about 1 ns of a 10 ns lookup.
 type hasher struct {
 	ext Hasher
 }

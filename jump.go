@@ -1,17 +1,9 @@
 package chash
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 )
-
-// ErrNotLast reports an attempt to remove a Jump node that is not the last
-// bucket. Jump numbers its nodes 0 to n-1 and can only drop bucket n-1:
-// removing a node in the middle would renumber every bucket after it and
-// move most of their keys. Replace the node in place with [Jump.Replace],
-// or build a new Jump if a full reshuffle is acceptable.
-var ErrNotLast = errors.New("chash: jump can remove only the last node")
 
 // jumpTopMax is how many of AppendTopK's choices are drawn by jump hash;
 // its array of bucket numbers lives on the stack.

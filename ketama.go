@@ -164,15 +164,18 @@ func (v KetamaVariant) pointName(id string) string {
 	return id
 }
 
-// ketamaKey returns key's position on a ketama ring: the first
+// ketamaHasher places keys on a ketama ring: a key's position is the first
 // little-endian word of MD5(key), in the top half of the ring's uint64.
-func ketamaKey(key []byte) uint64 {
+// NewRing installs it as the ring's Hasher under WithKetama.
+type ketamaHasher struct{}
+
+func (ketamaHasher) Sum64(key []byte) uint64 {
 	d := md5.Sum(key)
 	return uint64(binary.LittleEndian.Uint32(d[:])) << 32
 }
 
-// ketamaKeyString is ketamaKey for a string, without copying it: md5.Sum
-// only reads its argument and does not keep it.
-func ketamaKeyString(key string) uint64 {
-	return ketamaKey(unsafe.Slice(unsafe.StringData(key), len(key)))
+// Sum64String hashes a string without copying it: md5.Sum only reads its
+// argument and does not keep it.
+func (h ketamaHasher) Sum64String(key string) uint64 {
+	return h.Sum64(unsafe.Slice(unsafe.StringData(key), len(key)))
 }

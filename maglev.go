@@ -3,6 +3,7 @@ package chash
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/cespare/xxhash/v2"
 	"math"
 	"math/bits"
 	"slices"
@@ -155,12 +156,24 @@ func (g *Maglev) slot(h uint64) uint64 {
 
 // Lookup returns the node in the table entry of key's hash.
 func (g *Maglev) Lookup(key []byte) Node {
-	return g.nodes[g.at(g.slot(g.cfg.hasher.sum(key)))]
+	var h uint64
+	if g.cfg.hasher.ext == nil { // the default hash, called directly (see hasher)
+		h = xxhash.Sum64(key)
+	} else {
+		h = g.cfg.hasher.ext.Sum64(key)
+	}
+	return g.nodes[g.at(g.slot(h))]
 }
 
 // LookupString is Lookup for a string key.
 func (g *Maglev) LookupString(key string) Node {
-	return g.nodes[g.at(g.slot(g.cfg.hasher.sumString(key)))]
+	var h uint64
+	if g.cfg.hasher.ext == nil {
+		h = xxhash.Sum64String(key)
+	} else {
+		h = g.cfg.hasher.ext.Sum64String(key)
+	}
+	return g.nodes[g.at(g.slot(h))]
 }
 
 // AppendTopK appends up to k distinct nodes for key. The first is Lookup's

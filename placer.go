@@ -81,6 +81,16 @@ var (
 	ErrUnknownAlgorithm = errors.New("chash: unknown algorithm")
 	// ErrUnknownNode reports a node ID that is not a member.
 	ErrUnknownNode = errors.New("chash: unknown node")
+	// ErrNotLast reports an attempt to remove a Jump node that is not the last
+	// bucket. Jump numbers its nodes 0 to n-1 and can only drop bucket n-1:
+	// removing a node in the middle would renumber every bucket after it and
+	// move most of their keys. Replace the node in place with [Jump.Replace],
+	// or build a new Jump if a full reshuffle is acceptable.
+	ErrNotLast = errors.New("chash: jump can remove only the last node")
+	// ErrOverloaded reports that an acquire found every node at its load bound.
+	// A single goroutine never sees it; concurrent acquires can, transiently,
+	// and the caller may retry or shed the request.
+	ErrOverloaded = errors.New("chash: every node is at its load bound")
 )
 
 // Algorithm names a placement algorithm, so that a service can choose one

@@ -3,6 +3,7 @@ package chash
 import (
 	"cmp"
 	"fmt"
+	"github.com/cespare/xxhash/v2"
 	"math"
 	"math/bits"
 	"slices"
@@ -60,6 +61,9 @@ func NewRing(nodes []Node, opts ...Option) (*Ring, error) {
 	}
 	if cfg.vnodes == 0 {
 		cfg.vnodes = DefaultVnodes
+	}
+	if cfg.ketama != 0 {
+		cfg.hasher = hasher{ext: ketamaHasher{}}
 	}
 	ns, err := checkNodes(nodes, true)
 	if err != nil {
@@ -158,29 +162,26 @@ func (r *Ring) find(h uint64) int {
 	return i
 }
 
-// hash returns key's position on the ring.
-func (r *Ring) hash(key []byte) uint64 {
-	if r.cfg.ketama != 0 {
-		return ketamaKey(key)
-	}
-	return r.cfg.hasher.sum(key)
-}
-
-func (r *Ring) hashString(key string) uint64 {
-	if r.cfg.ketama != 0 {
-		return ketamaKeyString(key)
-	}
-	return r.cfg.hasher.sumString(key)
-}
-
 // Lookup returns the node owning the first point at or after key's hash.
 func (r *Ring) Lookup(key []byte) Node {
-	return r.nodes[r.points[r.find(r.hash(key))].node]
+	var h uint64
+	if r.cfg.hasher.ext == nil { // the default hash, called directly (see hasher)
+		h = xxhash.Sum64(key)
+	} else {
+		h = r.cfg.hasher.ext.Sum64(key)
+	}
+	return r.nodes[r.points[r.find(h)].node]
 }
 
 // LookupString is Lookup for a string key.
 func (r *Ring) LookupString(key string) Node {
-	return r.nodes[r.points[r.find(r.hashString(key))].node]
+	var h uint64
+	if r.cfg.hasher.ext == nil {
+		h = xxhash.Sum64String(key)
+	} else {
+		h = r.cfg.hasher.ext.Sum64String(key)
+	}
+	return r.nodes[r.points[r.find(h)].node]
 }
 
 // AppendTopK appends up to k distinct nodes for key: the owners of the
@@ -188,12 +189,12 @@ func (r *Ring) LookupString(key string) Node {
 // chosen (a Dynamo-style preference list). The walk visits about
 // n·ln(n/(n-k)) points, so k close to Len costs O(Len·log Len) comparisons.
 func (r *Ring) AppendTopK(dst []Node, key []byte, k int) []Node {
-	return r.appendTopK(dst, r.hash(key), k)
+	return r.appendTopK(dst, r.cfg.hasher.sum(key), k)
 }
 
 // AppendTopKString is AppendTopK for a string key.
 func (r *Ring) AppendTopKString(dst []Node, key string, k int) []Node {
-	return r.appendTopK(dst, r.hashString(key), k)
+	return r.appendTopK(dst, r.cfg.hasher.sumString(key), k)
 }
 
 func (r *Ring) appendTopK(dst []Node, h uint64, k int) []Node {
