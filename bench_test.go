@@ -3,7 +3,10 @@ package chash_test
 import (
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/keyplace/chash"
@@ -118,3 +121,79 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParallelLookup reads through a Holder from every P at once,
+// at 64 nodes with 13-byte keys, alone ("steady") and while another
+// goroutine swaps the held placer between 64 and 65 nodes ("swapping").
+// Reads take no lock, so the two should match; ns/op is wall time per
+// lookup over all Ps. The swapper stores every 100µs, far more often than
+// any membership changes, and its swaps/s is reported.
+func BenchmarkParallelLookup(b *testing.B) {
+	for _, a := range chash.Algorithms() {
+		p64, err := chash.New(a, conformance.Nodes(64))
+		if errors.Is(err, chash.ErrUnknownAlgorithm) {
+			continue
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		p65, err := chash.New(a, conformance.Nodes(65))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, swap := range []bool{false, true} {
+			name := fmt.Sprintf("%v/nodes=64/key=13/steady", a)
+			if swap {
+				name = fmt.Sprintf("%v/nodes=64/key=13/swapping", a)
+			}
+			b.Run(name, func(b *testing.B) {
+				benchParallel(b, chash.NewHolder(p64), p64, p65, swap)
+			})
+		}
+	}
+}
+
+func benchParallel(b *testing.B, h *chash.Holder, p1, p2 chash.Placer, swap bool) {
+	_, ss := benchKeys(13)
+	mask := len(ss) - 1
+	var stop atomic.Bool
+	var swaps int
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	if swap {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				if i%2 == 0 {
+					h.Store(p2)
+				} else {
+					h.Store(p1)
+				}
+				swaps++
+				time.Sleep(100 * time.Microsecond)
+			}
+		}()
+	}
+	var seed atomic.Uint32
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(seed.Add(7919))
+		var n chash.Node
+		for pb.Next() {
+			n = h.LookupString(ss[i&mask])
+			i++
+		}
+		sinkMu.Lock()
+		sinkNode = n
+		sinkMu.Unlock()
+	})
+	stop.Store(true)
+	wg.Wait()
+	if swap {
+		b.ReportMetric(float64(swaps)/time.Since(start).Seconds(), "swaps/s")
+	}
+}
+
+var sinkMu sync.Mutex

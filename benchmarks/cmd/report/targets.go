@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// status is "met" or how far the figure is from its bound (lower is
+// better for every target here).
+func status(got, bound float64) string {
+	if math.IsNaN(got) {
+		return "not measured"
+	}
+	if got <= bound {
+		return "met"
+	}
+	return fmt.Sprintf("**missed** by %.0f%%", 100*(got/bound-1))
+}
+
+func (r *report) targets(b *bytes.Buffer) {
+	b.WriteString("## Targets\n\n| target | measured | status |\n|---|---|---|\n")
+	r.allocTarget(b)
+	r.peerTarget(b)
+	r.hashTarget(b, "ring", "ring (160 points) at 64 nodes at most 2× the bare hash", 2)
+	r.hashTarget(b, "maglev", "maglev at 64 nodes at most 1.3× the bare hash", 1.3)
+	r.jumpTarget(b)
+	r.topKTarget(b)
+	b.WriteString("\n")
+}
+
+func (r *report) allocTarget(b *bytes.Buffer) {
+	worst, n := r.root.maxOver("Lookup/", "allocs/op")
+	for _, f := range r.families() {
+		if f.has {
+			for _, kind := range []string{"Lookup/", "TopK3/"} {
+				w, m := r.cmp.maxOver(kind+f.name+"/chash/", "allocs/op")
+				worst, n = max(worst, w), n+m
+			}
+		}
+	}
+	st := "met"
+	switch {
+	case n == 0:
+		st = "not measured"
+	case worst > 0:
+		st = fmt.Sprintf("**missed**: %.0f allocs/op", worst)
+	}
+	fmt.Fprintf(b, "| 0 allocs/op on every lookup path, every algorithm, every key length | at most %.0f allocs/op over %d benchmarks; `TestLookupsDoNotAllocate` checks 1, 13, 80 and 1,000-byte keys | %s |\n",
+		worst, n, st)
+}
+
+// peerTarget writes one row per family: our worst lookup ratio to each
+// peer over node counts and key sizes.
+func (r *report) peerTarget(b *bytes.Buffer) {
+	for _, f := range r.families() {
+		if !f.has || len(f.peers) == 0 {
+			continue
+		}
+		var parts []string
+		worst := math.NaN()
+		for _, p := range f.peers {
+			w, at := r.worstRatio("Lookup", f.ours, p)
+			if math.IsNaN(w) {
+				continue
+			}
+			if math.IsNaN(worst) || w > worst {
+				worst = w
+			}
+			parts = append(parts, fmt.Sprintf("vs %s: worst %s (%s)", p.Name, ratio(w), at))
+		}
+		fmt.Fprintf(b, "| %s faster than every %s peer (lookup ratio < 1 at 8, 64, 1,000 nodes, 13- and 80-byte keys) | %s | %s |\n",
+			f.name, f.name, strings.Join(parts, "; "), status(worst, 0.9999))
+	}
+}
+
+// hashTarget compares the library's own lookup benchmarks with its
+// BenchmarkHash of the same key size and key type, at 64 nodes.
+func (r *report) hashTarget(b *bytes.Buffer, algo, what string, bound float64) {
+	var parts []string
+	worst := math.NaN()
+	for _, k := range keySizes {
+		for _, path := range [][2]string{{"Lookup", "bytes"}, {"LookupString", "string"}} {
+			v, ok1 := r.root.ns(fmt.Sprintf("Lookup/%s/nodes=64/key=%d/%s", algo, k, path[0]))
+			h, ok2 := r.root.ns(fmt.Sprintf("Hash/key=%d/%s", k, path[1]))
+			if !ok1 || !ok2 {
+				continue
+			}
+			if math.IsNaN(worst) || v/h > worst {
+				worst = v / h
+			}
+			parts = append(parts, fmt.Sprintf("%d B %s: %s (%s / %s)", k, path[0], ratio(v/h), dur(v), dur(h)))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"not in this build"}
+	}
+	fmt.Fprintf(b, "| %s | %s | %s |\n", what, strings.Join(parts, "; "), status(worst, bound))
+}
+
+func (r *report) jumpTarget(b *bytes.Buffer) {
+	for _, f := range r.families() {
+		if f.name != "jump" {
+			continue
+		}
+		msg, worst := "not in this build", math.NaN()
+		for _, p := range f.peers {
+			if f.has && p.Name == "go-jump" {
+				var at string
+				worst, at = r.worstRatio("Lookup", f.ours, p)
+				msg = fmt.Sprintf("chash / (go-jump + xxhash): worst %s (%s)", ratio(worst), at)
+			}
+		}
+		fmt.Fprintf(b, "| jump at most go-jump plus the same xxhash | %s | %s |\n", msg, status(worst, 1))
+	}
+}
+
+// topKTarget compares each of our algorithms' top-3 at 64 nodes with the
+// fastest peer replica list at the same key size: one row per algorithm.
+func (r *report) topKTarget(b *bytes.Buffer) {
+	for _, f := range r.families() {
+		if !f.has {
+			continue
+		}
+		var parts []string
+		worst := math.NaN()
+		for _, k := range keySizes {
+			best, bestName := r.fastestPeerTopK(k)
+			v, ok := r.cmp.ns(name("TopK3", f.ours, 64, k))
+			if !ok || bestName == "" {
+				continue
+			}
+			a, _ := r.cmp.get(name("TopK3", f.ours, 64, k), "allocs/op")
+			speedup := best / v
+			parts = append(parts, fmt.Sprintf("%d B: %.1f× faster than %s (%s / %s), %.0f allocs", k, speedup, bestName, dur(v), dur(best), a))
+			if a > 0 {
+				speedup = 0
+			}
+			if math.IsNaN(worst) || speedup < worst {
+				worst = speedup
+			}
+		}
+		st := "not measured"
+		switch {
+		case worst >= 3:
+			st = "met"
+		case worst == 0:
+			st = "**missed**: allocates"
+		case worst < 3:
+			st = fmt.Sprintf("**missed**: %.1f×, short of 3× by %.0f%%", worst, 100*(1-worst/3))
+		}
+		fmt.Fprintf(b, "| %s top-3 at 64 nodes at least 3× faster than the fastest peer replica list, 0 allocs | %s | %s |\n",
+			f.name, strings.Join(parts, "; "), st)
+	}
+}
+
+// fastestPeerTopK returns the fastest peer replica list at 64 nodes.
+func (r *report) fastestPeerTopK(size int) (float64, string) {
+	best, bestName := math.Inf(1), ""
+	for _, s := range r.subjects {
+		if v, ok := r.cmp.ns(name("TopK3", s, 64, size)); ok && !s.Ours && v < best {
+			best, bestName = v, s.Name
+		}
+	}
+	return best, bestName
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package benchmarks
+
+const raceEnabled = true
