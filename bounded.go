@@ -401,26 +401,9 @@ func (b *Bounded) Add(nodes ...Node) (*Bounded, error) {
 // ErrUnknownNode if an ID is not a member, and with ErrNoNodes if no node
 // would remain. b is unchanged.
 func (b *Bounded) Remove(ids ...string) (*Bounded, error) {
-	gone := make([]bool, len(b.nodes))
-	left := len(b.nodes)
-	for _, id := range ids {
-		i := indexOf(b.nodes, id)
-		if i < 0 {
-			return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
-		}
-		if !gone[i] {
-			gone[i] = true
-			left--
-		}
-	}
-	if left == 0 {
-		return nil, fmt.Errorf("%w: removing %d of %d nodes", ErrNoNodes, len(ids), len(b.nodes))
-	}
-	rest := make([]Node, 0, left)
-	for i, n := range b.nodes {
-		if !gone[i] {
-			rest = append(rest, n)
-		}
+	rest, err := without(b.nodes, ids)
+	if err != nil {
+		return nil, err
 	}
 	return newBounded(b.cfg, rest)
 }

@@ -284,11 +284,11 @@ func TestBoundedMovement(t *testing.T) {
 			for tr := 0; tr < trials; tr++ {
 				extra := chash.Node{ID: fmt.Sprint("extra-", tr)}
 				added, _ := b.Add(extra)
-				m, col := partitionMoves(before, partitionOwners(added), extra.ID)
+				m, col := conformance.Moves(before, partitionOwners(added), extra.ID)
 				moved, collateral = moved+m*float64(tc.n+1), max(collateral, col)
 				gone := nodes[tr*37%tc.n].ID
 				removed, _ := b.Remove(gone)
-				m, col = partitionMoves(before, partitionOwners(removed), gone)
+				m, col = conformance.Moves(before, partitionOwners(removed), gone)
 				moved, collateral = moved+m*float64(tc.n), max(collateral, col)
 			}
 			moved /= 2 * trials
@@ -298,19 +298,6 @@ func TestBoundedMovement(t *testing.T) {
 			}
 		}
 	}
-}
-
-func partitionMoves(before, after []string, changed string) (moved, collateral float64) {
-	var m, c int
-	for p := range before {
-		if before[p] != after[p] {
-			m++
-			if before[p] != changed && after[p] != changed {
-				c++
-			}
-		}
-	}
-	return float64(m) / float64(len(before)), float64(c) / float64(len(before))
 }
 
 func TestBoundedErrors(t *testing.T) {

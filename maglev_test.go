@@ -284,7 +284,7 @@ func TestMaglevDisruption(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, collateral := maglevMoves(before, conformance.Owners(d), id)
+				_, collateral := conformance.Moves(before, conformance.Owners(d), id)
 				lo, hi, sum = min(lo, collateral), max(hi, collateral), sum+collateral
 			}
 			t.Logf("n=%d M=%d %s (%d tries): collateral min %.5f mean %.5f max %.5f", c.n, c.m, what, c.tries, lo, sum/float64(c.tries), hi)
@@ -293,19 +293,6 @@ func TestMaglevDisruption(t *testing.T) {
 			}
 		}
 	}
-}
-
-func maglevMoves(before, after []string, changed string) (moved, collateral float64) {
-	var m, c int
-	for i := range before {
-		if before[i] != after[i] {
-			m++
-			if before[i] != changed && after[i] != changed {
-				c++
-			}
-		}
-	}
-	return float64(m) / float64(len(before)), float64(c) / float64(len(before))
 }
 
 func TestMaglevAddRemove(t *testing.T) {

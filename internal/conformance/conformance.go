@@ -250,10 +250,10 @@ func balance(t *testing.T, s Spec) {
 	}
 }
 
-// moves compares owners before and after a change touching the node
+// Moves compares owners before and after a change touching the node
 // named changed: it returns the fraction of keys that moved, and the
 // fraction that moved between two other nodes.
-func moves(before, after []string, changed string) (moved, collateral float64) {
+func Moves(before, after []string, changed string) (moved, collateral float64) {
 	var m, c int
 	for i := range before {
 		if before[i] != after[i] {
@@ -279,7 +279,7 @@ func add(t *testing.T, s Spec) {
 	extra := chash.Node{ID: "node-10"}
 	q := build(t, s, append(slices.Clone(nodes), extra))
 	before, after := Owners(p), Owners(q)
-	moved, collateral := moves(before, after, extra.ID)
+	moved, collateral := Moves(before, after, extra.ID)
 	t.Logf("10 -> 11 nodes: %.4f of keys moved (ideal %.4f), collateral %.5f", moved, 1.0/11, collateral)
 	checkCollateral(t, s, "add", collateral)
 	if math.Abs(moved*11-1) > s.ShareTol+11*s.Collateral {
@@ -312,7 +312,7 @@ func remove(t *testing.T, s Spec) {
 			t.Fatalf("key %q placed on removed node", keys()[i])
 		}
 	}
-	moved, collateral := moves(before, after, id)
+	moved, collateral := Moves(before, after, id)
 	t.Logf("10 -> 9 nodes: %.4f of keys moved, collateral %.5f", moved, collateral)
 	checkCollateral(t, s, "remove", collateral)
 	if s.Remove != nil {
@@ -344,7 +344,7 @@ func weights(t *testing.T, s Spec) {
 	heavier := slices.Clone(ten)
 	heavier[3].Weight = 2
 	before, after := Owners(build(t, s, ten)), Owners(build(t, s, heavier))
-	moved, collateral := moves(before, after, ten[3].ID)
+	moved, collateral := Moves(before, after, ten[3].ID)
 	t.Logf("reweight 1 -> 2: %.4f of keys moved, collateral %.5f", moved, collateral)
 	checkCollateral(t, s, "reweight", collateral)
 	for i := range before {
