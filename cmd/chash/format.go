@@ -199,6 +199,8 @@ func (p *progress) show() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
+	case p.msg == "": // no step named yet
+		return
 	case p.tty:
 		fmt.Fprintf(p.w, "\r%-60s", fmt.Sprintf("%s (%.1fs)", p.msg, time.Since(p.start).Seconds()))
 	case p.msg != p.last:

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -68,12 +69,16 @@ func TestProgress(t *testing.T) {
 	}
 	progressAfter = 0
 	for _, tty := range []bool{false, true} {
-		b.Reset()
-		p = newProgress(&b, tty)
+		var lb lockedBuffer
+		p = newProgress(&lb, tty)
 		p.set("slow step")
-		time.Sleep(450 * time.Millisecond) // two or three ticks
+		// Wait for a tick or two, however loaded the machine is.
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(lb.String(), "slow step") && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(250 * time.Millisecond)
 		p.finish()
-		out := b.String()
+		out := lb.String()
 		if tty && (!strings.HasPrefix(out, "\rslow step (") || !strings.HasSuffix(out, "\r")) {
 			t.Errorf("terminal: progress %q", out)
 		}
@@ -81,4 +86,23 @@ func TestProgress(t *testing.T) {
 			t.Errorf("log: progress %q, want one line", out)
 		}
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that the progress goroutine can write
+// while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
