@@ -435,22 +435,15 @@ func (r *Rendezvous) analyticShares() (Ownership, bool) {
 
 // analyticShares: each of n jump buckets owns 1/n of the keys.
 func (j *Jump) analyticShares() (Ownership, bool) {
-	eq := slices.Clone(j.nodes)
-	for i := range eq {
-		eq[i].Weight = 1
-	}
-	o := weightShares(eq)
-	for i := range o.Shares {
-		o.Shares[i].Node = j.nodes[i]
+	o := Ownership{Shares: make([]Share, len(j.nodes)), Exact: true}
+	for i, n := range j.nodes {
+		o.Shares[i] = Share{Node: n, Fraction: 1 / float64(len(j.nodes))}
 	}
 	return o, true
 }
 
 func weightShares(nodes []Node) Ownership {
-	var total float64
-	for _, n := range nodes {
-		total += n.Weight
-	}
+	total := totalWeight(nodes)
 	o := Ownership{Shares: make([]Share, len(nodes)), Exact: true}
 	for i, n := range nodes {
 		o.Shares[i] = Share{Node: n, Fraction: n.Weight / total}
@@ -522,7 +515,8 @@ func totalWeight(nodes []Node) float64 {
 // 1/m and lands in each new bucket j >= n with probability 1/m, its old
 // bucket uniform: bucket i -> j carries 1/(n·m) (Lamping and Veach, 2014).
 // Shrinking is the same with the roles swapped. Flows are by bucket, then
-// named by each placement's node at that bucket.
+// named by each placement's node at that bucket; distinct bucket pairs name
+// distinct node pairs, since each placement's IDs are distinct.
 func (j *Jump) analyticMove(to Placer) (Movement, bool) {
 	q, ok := to.(*Jump)
 	if !ok || !(keySpace{hasher: j.cfg.hasher}).same(keySpace{hasher: q.cfg.hasher}) {
@@ -546,22 +540,5 @@ func (j *Jump) analyticMove(to Placer) (Movement, bool) {
 			flows = append(flows, flow(i, k, 1/(n*m)))
 		}
 	}
-	return newMovement(mergeFlows(flows), true, 0), true
-}
-
-// mergeFlows adds up flows with the same From and To.
-func mergeFlows(flows []Flow) []Flow {
-	sum := make(map[[2]string]float64, len(flows))
-	var out []Flow
-	for _, f := range flows {
-		k := [2]string{f.From, f.To}
-		if _, ok := sum[k]; !ok {
-			out = append(out, Flow{From: f.From, To: f.To})
-		}
-		sum[k] += f.Fraction
-	}
-	for i := range out {
-		out[i].Fraction = sum[[2]string{out[i].From, out[i].To}]
-	}
-	return out
+	return newMovement(flows, true, 0), true
 }
