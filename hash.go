@@ -45,9 +45,9 @@ func (x xxHasher) Sum64String(s string) uint64 {
 
 // hasher is the Hasher a placer was built with. The default, xxhash with
 // seed 0, is called directly (ext == nil), which keeps the interface call
-// off the common path. sum and sumString cost a call of their own; the
-// O(1) placers' Lookup and LookupString write the branch out instead,
-// which saves about 1 ns of a 10 ns lookup.
+// off the common path. sum and sumString cost a call of their own; Ring's
+// and Maglev's Lookup and LookupString write the branch out instead, which
+// measured about 1 ns faster on a 10 ns Maglev lookup.
 type hasher struct {
 	ext Hasher
 }
