@@ -1,0 +1,37 @@
+package chash
+
+import "errors"
+
+// Errors returned by the constructors, wrapped with detail. Test for them
+// with [errors.Is].
+var (
+	// ErrNoNodes reports an empty node list.
+	ErrNoNodes = errors.New("chash: no nodes")
+	// ErrEmptyID reports a node whose ID is the empty string.
+	ErrEmptyID = errors.New("chash: empty node ID")
+	// ErrDuplicateID reports two nodes with the same ID.
+	ErrDuplicateID = errors.New("chash: duplicate node ID")
+	// ErrInvalidWeight reports a negative, NaN or infinite weight, or a
+	// weight an algorithm cannot honour (Jump accepts only equal weights).
+	ErrInvalidWeight = errors.New("chash: invalid weight")
+	// ErrInvalidOption reports an option given a value outside its range.
+	ErrInvalidOption = errors.New("chash: invalid option")
+	// ErrTooLarge reports a structure that would exceed the library's size
+	// limits (for example a ring of more than 1<<24 points).
+	ErrTooLarge = errors.New("chash: too large")
+	// ErrUnknownAlgorithm reports an Algorithm value or name that this
+	// version of the package does not provide.
+	ErrUnknownAlgorithm = errors.New("chash: unknown algorithm")
+	// ErrUnknownNode reports a node ID that is not a member.
+	ErrUnknownNode = errors.New("chash: unknown node")
+	// ErrNotLast reports an attempt to remove a Jump node that is not the last
+	// bucket. Jump numbers its nodes 0 to n-1 and can only drop bucket n-1:
+	// removing a node in the middle would renumber every bucket after it and
+	// move most of their keys. Replace the node in place with [Jump.Replace],
+	// or build a new Jump if a full reshuffle is acceptable.
+	ErrNotLast = errors.New("chash: jump can remove only the last node")
+	// ErrOverloaded reports that an acquire found every node at its load bound.
+	// A single goroutine never sees it; concurrent acquires can, transiently,
+	// and the caller may retry or shed the request.
+	ErrOverloaded = errors.New("chash: every node is at its load bound")
+)

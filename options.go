@@ -1,0 +1,112 @@
+package chash
+
+import (
+	"fmt"
+	"math"
+)
+
+// Option configures a constructor. Options are validated when they are
+// applied: a constructor given an out-of-range value returns an error that
+// wraps ErrInvalidOption. An option that does not apply to an algorithm is
+// ignored by it.
+type Option func(*config) error
+
+// config holds every option's value; zero fields mean "the default".
+type config struct {
+	hasher     hasher
+	vnodes     int
+	tableSize  int
+	partitions int
+	loadFactor float64
+	ketama     KetamaVariant
+}
+
+func newConfig(opts []Option) (config, error) {
+	c := config{hasher: defaultHasher}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&c); err != nil {
+			return config{}, err
+		}
+	}
+	return c, nil
+}
+
+// WithHasher sets the 64-bit hash applied to keys and node IDs. The default
+// is [XXHash], xxhash64 with seed 0. A nil Hasher is an error. Every client
+// that must agree on placement must use the same Hasher.
+func WithHasher(h Hasher) Option {
+	return func(c *config) error {
+		if h == nil {
+			return fmt.Errorf("%w: WithHasher(nil)", ErrInvalidOption)
+		}
+		c.hasher = newHasher(h)
+		return nil
+	}
+}
+
+// WithVnodes sets the ring's points per unit of weight, from 1 to 1<<16.
+// The default is 160: the load's coefficient of variation is about
+// 1/sqrt(vnodes), so 160 points give about 8%. Only the ring uses it.
+func WithVnodes(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > 1<<16 {
+			return fmt.Errorf("%w: WithVnodes(%d): want 1 to 65536", ErrInvalidOption, n)
+		}
+		c.vnodes = n
+		return nil
+	}
+}
+
+// WithTableSize sets Maglev's lookup table size: a prime, at least the
+// number of nodes, at most 1<<24. The default is 65537. Only Maglev uses it.
+func WithTableSize(m int) Option {
+	return func(c *config) error {
+		if m < 2 || m > 1<<24 || !isPrime(m) {
+			return fmt.Errorf("%w: WithTableSize(%d): want a prime from 2 to 16777216", ErrInvalidOption, m)
+		}
+		c.tableSize = m
+		return nil
+	}
+}
+
+// WithPartitions sets the number of partitions keys are hashed into by the
+// bounded-load placer, from 1 to 1<<24. Only Bounded uses it; its
+// constructor documents the default.
+func WithPartitions(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > 1<<24 {
+			return fmt.Errorf("%w: WithPartitions(%d): want 1 to 16777216", ErrInvalidOption, n)
+		}
+		c.partitions = n
+		return nil
+	}
+}
+
+// WithLoadFactor sets the bounded-load factor c: no node holds more than
+// about c times its fair share. It must be finite and greater than 1; the
+// default is 1.25. Only Bounded and the balancer use it.
+func WithLoadFactor(f float64) Option {
+	return func(c *config) error {
+		if !(f > 1) || math.IsInf(f, 0) {
+			return fmt.Errorf("%w: WithLoadFactor(%v): want a finite value > 1", ErrInvalidOption, f)
+		}
+		c.loadFactor = f
+		return nil
+	}
+}
+
+// isPrime reports whether n is prime, by trial division (n <= 1<<24 here).
+func isPrime(n int) bool {
+	if n < 2 {
+		return false
+	}
+	for d := 2; d*d <= n; d++ {
+		if n%d == 0 {
+			return false
+		}
+	}
+	return true
+}
