@@ -91,12 +91,6 @@ func NewBounded(nodes []Node, opts ...Option) (*Bounded, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.partitions == 0 {
-		cfg.partitions = DefaultPartitions
-	}
-	if cfg.loadFactor == 0 {
-		cfg.loadFactor = DefaultLoadFactor
-	}
 	ns, err := checkNodes(nodes, true)
 	if err != nil {
 		return nil, err

@@ -108,6 +108,17 @@ func ketamaPoints(v KetamaVariant, nodes []Node) ([]point, error) {
 		total += uint64(n.Weight)
 		equal = equal && n.Weight == nodes[0].Weight
 	}
+	// Two IDs that hash the same point names ("10.0.0.1:11211" and
+	// "10.0.0.1" under libmemcached) would place all points on top of each
+	// other, and one server would silently own nothing.
+	names := make(map[string]string, len(nodes))
+	for _, n := range nodes {
+		name := v.pointName(n.ID)
+		if other, ok := names[name]; ok {
+			return nil, fmt.Errorf("%w: %q and %q are the same server to %v (both hash %q)", ErrDuplicateID, other, n.ID, v, name)
+		}
+		names[name] = n.ID
+	}
 	digests := make([]int, len(nodes))
 	sum := 0
 	for i, n := range nodes {

@@ -13,6 +13,12 @@ import (
 // otherwise: the prime 65537.
 const DefaultTableSize = 65537
 
+// maglevProbes is how many table entries AppendTopK probes before it takes
+// the remaining nodes in ID order. It is fixed, not a function of k, so that
+// top-k lists are prefixes of each other; 28 is the budget earlier versions
+// used for k = 3, which keeps every top-3 list they returned.
+const maglevProbes = 28
+
 // Salts that derive a second, independent-looking value from one hash.
 const (
 	maglevSkipSalt = 0x6d61676c65762d73 // a node's skip, from its ID hash
@@ -87,9 +93,6 @@ func NewMaglev(nodes []Node, opts ...Option) (*Maglev, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.tableSize == 0 {
-		cfg.tableSize = DefaultTableSize
-	}
 	ns, err := checkNodes(nodes, true)
 	if err != nil {
 		return nil, err
@@ -121,7 +124,9 @@ func buildMaglev(cfg config, nodes []Node, perms []maglevPerm) (*Maglev, error) 
 		g.width, g.mask = 3, 0xffffff
 	}
 	g.table = make([]byte, uint64(m)*g.width+3)
-	g.fill()
+	if err := g.fill(); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -181,9 +186,11 @@ func (g *Maglev) LookupString(key string) Node {
 // s + j·t mod M for j = 1, 2, ..., with a stride t in [1, M-1] derived from
 // mix64(h ^ salt), skipping nodes already chosen: each probe reads a
 // pseudo-random entry, so a node is a secondary choice about in proportion
-// to its entries, whatever the first choice was. After 4k+16 probes any
-// nodes still missing are taken in ID order from a position derived from
-// the hash, so k distinct nodes always come back. Cost: O(k²) comparisons.
+// to its entries, whatever the first choice was. After maglevProbes (28)
+// probes any nodes still missing are taken in ID order from a position
+// derived from the hash. The budget does not depend on k, so every key has
+// one preference order and asking for more nodes never reorders the first
+// ones. Cost: at most 28 probes, and O(k²) comparisons.
 func (g *Maglev) AppendTopK(dst []Node, key []byte, k int) []Node {
 	return g.appendTopK(dst, g.cfg.hasher.sum(key), k)
 }
@@ -204,7 +211,7 @@ func (g *Maglev) appendTopK(dst []Node, h uint64, k int) []Node {
 	h2 := mix64(h ^ maglevTopKSalt)
 	stride, _ := bits.Mul64(h2, g.size-1)
 	stride++
-	for probes := 4*k + 16; probes > 0 && len(dst)-start < k; probes-- {
+	for probes := maglevProbes; probes > 0 && len(dst)-start < k; probes-- {
 		if s += stride; s >= g.size {
 			s -= g.size
 		}
@@ -354,20 +361,36 @@ func (t *turns) down() {
 // Claiming the last M/(2N) entries from per-node rankings of the empty
 // entries, which gives the same table, cut those probes threefold but was
 // no faster, as ranking costs what the probes did, so the walk stays.
-func (g *Maglev) fill() {
+//
+// Nodes with the same offset and skip (IDs whose hashes collide, which an
+// attacker can make at will since xxhash64 is invertible) share one
+// position in their common list: each would otherwise walk past every
+// entry the others took, O(N·M) in all. Sharing gives the same table, as
+// every entry between a node's own position and the shared one is taken.
+// Other crafted lists could still make the walks long, so the probes are
+// bounded: a build that needs more than M·(2·log₂M + 64) fails with
+// ErrTooLarge rather than running for minutes.
+func (g *Maglev) fill() error {
 	size, perms := g.size, g.perms
+	group := permGroups(perms)
 	next := make([]uint32, len(perms))
 	for i, p := range perms {
-		next[i] = p.offset
+		next[group[i]] = p.offset
 	}
+	budget := size * uint64(2*bits.Len64(size)+64)
 	full := make([]uint64, (size+63)/64)
 	t := newTurns(g.nodes)
 	for filled := uint64(0); filled < size; filled++ {
 		i := t.next()
-		s, skip := uint64(next[i]), uint64(perms[i].skip)
+		gi := group[i]
+		s, skip := uint64(next[gi]), uint64(perms[i].skip)
 		for full[s/64]&(1<<(s%64)) != 0 {
 			if s += skip; s >= size {
 				s -= size
+			}
+			if budget--; budget == 0 {
+				return fmt.Errorf("%w: a Maglev table of %d nodes needs more than %d probes to fill: node IDs whose hashes collide (use WithHasher(XXHashSeed(secret)) where IDs come from untrusted sources)",
+					ErrTooLarge, len(perms), size*uint64(2*bits.Len64(size)+64))
 			}
 		}
 		full[s/64] |= 1 << (s % 64)
@@ -375,6 +398,23 @@ func (g *Maglev) fill() {
 		if s += skip; s >= size {
 			s -= size
 		}
-		next[i] = uint32(s)
+		next[gi] = uint32(s)
 	}
+	return nil
+}
+
+// permGroups returns, for each node, the index of the first node with the
+// same offset and skip.
+func permGroups(perms []maglevPerm) []int32 {
+	group := make([]int32, len(perms))
+	first := make(map[maglevPerm]int32, len(perms))
+	for i, p := range perms {
+		j, ok := first[p]
+		if !ok {
+			j = int32(i)
+			first[p] = j
+		}
+		group[i] = j
+	}
+	return group
 }

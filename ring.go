@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sort"
 )
 
 // DefaultVnodes is the ring's points per unit of weight unless WithVnodes
@@ -59,12 +60,6 @@ func NewRing(nodes []Node, opts ...Option) (*Ring, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.vnodes == 0 {
-		cfg.vnodes = DefaultVnodes
-	}
-	if cfg.ketama != 0 {
-		cfg.hasher = hasher{ext: ketamaHasher{}}
-	}
 	ns, err := checkNodes(nodes, true)
 	if err != nil {
 		return nil, err
@@ -89,11 +84,12 @@ func ringPoints(cfg config, nodes []Node) ([]point, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Checked before adding, so that the sum cannot overflow a 32-bit int.
+		if c > maxPoints-total {
+			return nil, fmt.Errorf("%w: ring of more than %d points", ErrTooLarge, maxPoints)
+		}
 		counts[i] = c
 		total += c
-	}
-	if total > maxPoints {
-		return nil, fmt.Errorf("%w: ring of %d points (limit %d)", ErrTooLarge, total, maxPoints)
 	}
 	points := make([]point, 0, total)
 	for i, n := range nodes {
@@ -117,13 +113,27 @@ func comparePoints(a, b point) int {
 	return cmp.Compare(a.node, b.node)
 }
 
-// pointCount returns how many points node n gets.
+// pointTolerance is how far, relative to its exact share of points, a
+// node's rounded point count may be off: a weight the ring would misstate
+// by more is rejected rather than silently distorted.
+const pointTolerance = 0.05
+
+// pointCount returns how many points node n gets: round(vnodes × w / unit).
+// It fails with ErrTooLarge beyond maxPoints, and with ErrInvalidWeight when
+// rounding would change the node's share of points by more than
+// pointTolerance (fewer than 10 points, unless nearly a whole number).
 func (c config) pointCount(n Node) (int, error) {
-	f := math.Round(float64(c.vnodes) * n.Weight)
-	if f > maxPoints {
-		return 0, fmt.Errorf("%w: node %q of weight %v needs %v points (limit %d)", ErrTooLarge, n.ID, n.Weight, f, maxPoints)
+	x := float64(c.vnodes) * (n.Weight / c.weightUnit)
+	if x > maxPoints {
+		return 0, fmt.Errorf("%w: node %q of weight %v needs %.4g points at %d per weight unit %v (limit %d; give weights in a larger unit with WithWeightUnit)",
+			ErrTooLarge, n.ID, n.Weight, x, c.vnodes, c.weightUnit, maxPoints)
 	}
-	return max(1, int(f)), nil
+	f := math.Round(x)
+	if math.Abs(f-x) > pointTolerance*x {
+		return 0, fmt.Errorf("%w: node %q of weight %v would get %.4g points at %d per weight unit %v, rounded to %v: its share would be off by more than %v%% (give weights in a smaller unit with WithWeightUnit, or raise WithVnodes)",
+			ErrInvalidWeight, n.ID, n.Weight, x, c.vnodes, c.weightUnit, f, 100*pointTolerance)
+	}
+	return int(f), nil
 }
 
 // appendPoints appends count points for the node at index i. Point j sits
@@ -149,12 +159,19 @@ func (r *Ring) buildIndex() {
 	}
 }
 
-// find returns the index of the first point at or after h, wrapping.
+// find returns the index of the first point at or after h, wrapping. A
+// bucket holds about one point; one that holds many (points that crafted
+// IDs placed together) is searched by bisection, so no lookup is slower
+// than O(log P).
 func (r *Ring) find(h uint64) int {
 	b := h >> r.shift
 	i, j := int(r.index[b]), int(r.index[b+1])
-	for i < j && r.points[i].pos < h {
-		i++
+	if j-i > 8 {
+		i = i + sort.Search(j-i, func(x int) bool { return r.points[i+x].pos >= h })
+	} else {
+		for i < j && r.points[i].pos < h {
+			i++
+		}
 	}
 	if i == len(r.points) {
 		i = 0

@@ -1,6 +1,7 @@
 package chash_test
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -95,10 +96,14 @@ func TestRingBalance100(t *testing.T) {
 }
 
 func TestRingPointsFollowWeight(t *testing.T) {
-	r, err := chash.NewRing([]chash.Node{{ID: "a", Weight: 0.001}, {ID: "b", Weight: 2.5}, {ID: "c"}}, chash.WithVnodes(100))
+	r, err := chash.NewRing([]chash.Node{{ID: "a", Weight: 0.05}, {ID: "b", Weight: 2.5}, {ID: "c"}}, chash.WithVnodes(100))
 	require.NoError(t, err)
-	assert.Equal(t, 1+250+100, r.Points())
-	assert.Equal(t, []chash.Node{{ID: "a", Weight: 0.001}, {ID: "b", Weight: 2.5}, {ID: "c", Weight: 1}}, r.Nodes())
+	assert.Equal(t, 5+250+100, r.Points())
+	assert.Equal(t, []chash.Node{{ID: "a", Weight: 0.05}, {ID: "b", Weight: 2.5}, {ID: "c", Weight: 1}}, r.Nodes())
+	// Rounded, not truncated: 1.2345 × 160 = 197.52 points is 198.
+	r, err = chash.NewRing([]chash.Node{{ID: "a", Weight: 1.2345}})
+	require.NoError(t, err)
+	assert.Equal(t, 198, r.Points())
 }
 
 func TestRingTooLarge(t *testing.T) {
@@ -110,6 +115,23 @@ func TestRingTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.Add(chash.Node{ID: "b", Weight: 1e12})
 	assert.ErrorIs(t, err, chash.ErrTooLarge)
+	// Each node fits, the sum does not: checked before it could overflow a
+	// 32-bit int or reach the allocator.
+	heavy := make([]chash.Node, 129)
+	for i := range heavy {
+		heavy[i] = chash.Node{ID: fmt.Sprint(i), Weight: 100_000}
+	}
+	_, err = chash.NewRing(heavy)
+	assert.ErrorIs(t, err, chash.ErrTooLarge)
+}
+
+func TestKetamaRejectsServersThatHashAlike(t *testing.T) {
+	_, err := chash.NewRing([]chash.Node{{ID: "10.0.0.1:11211"}, {ID: "10.0.0.1"}}, chash.WithKetama(chash.KetamaLibmemcached))
+	require.ErrorIs(t, err, chash.ErrDuplicateID)
+	assert.Contains(t, err.Error(), `"10.0.0.1"`)
+	// The other variants hash the IDs as given: both are distinct servers.
+	_, err = chash.NewRing([]chash.Node{{ID: "10.0.0.1:11211"}, {ID: "10.0.0.1"}}, chash.WithKetama(chash.KetamaLibketama))
+	assert.NoError(t, err)
 }
 
 func TestRingDeriveErrors(t *testing.T) {
