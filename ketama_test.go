@@ -387,6 +387,16 @@ func TestKetamaConformance(t *testing.T) {
 				Weighted: true,
 				MaxCV:    0.12, MaxPeak: 1.25, ShareTol: 0.3,
 				Collateral: 0.08,
+				WeightTVD:  0.08,
+				// Ketama weights are whole numbers: the unit makes the
+				// smallest weight 100, which rounding misstates by 0.5%.
+				NewScaled: func(nodes []chash.Node, unit float64) (chash.Placer, error) {
+					whole := slices.Clone(nodes)
+					for i := range whole {
+						whole[i].Weight = math.Round(100 * whole[i].Weight / unit)
+					}
+					return chash.NewRing(whole, chash.WithKetama(v))
+				},
 				Add: func(p chash.Placer, n chash.Node) (chash.Placer, error) {
 					return p.(*chash.Ring).Add(n)
 				},

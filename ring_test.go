@@ -18,6 +18,11 @@ func TestRingConformance(t *testing.T) {
 		New:      conformance.Constructor(chash.NewRing),
 		Weighted: true,
 		MaxCV:    0.12, MaxPeak: 1.25, ShareTol: 0.3,
+		// 160 points a unit: each node's share is off by about 8% of itself.
+		WeightTVD: 0.08,
+		NewScaled: func(nodes []chash.Node, unit float64) (chash.Placer, error) {
+			return chash.NewRing(nodes, chash.WithWeightUnit(unit))
+		},
 		Add: func(p chash.Placer, n chash.Node) (chash.Placer, error) {
 			return p.(*chash.Ring).Add(n)
 		},

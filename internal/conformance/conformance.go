@@ -50,6 +50,15 @@ type Spec struct {
 	// take some. Zero means 2.5.
 	Spread float64
 
+	// WeightTVD bounds the total variation distance between shares and
+	// w/Σw over random weight vectors (see weightVectors). Zero means 0.03.
+	WeightTVD float64
+	// NewScaled, when set, builds the placer with weights counted in the
+	// given unit, for placers whose weights are not scale-free (the ring):
+	// a vector New rejects must then be accepted and honoured in its
+	// smallest weight's unit.
+	NewScaled func(nodes []chash.Node, unit float64) (chash.Placer, error)
+
 	// Add and Remove, when set, derive a placer from another; the suite
 	// checks the result places every key as New does for the same
 	// membership.
@@ -97,6 +106,9 @@ func Run(t *testing.T, s Spec) {
 	if s.Spread == 0 {
 		s.Spread = 2.5
 	}
+	if s.WeightTVD == 0 {
+		s.WeightTVD = 0.03
+	}
 	t.Run("BadInput", func(t *testing.T) { badInput(t, s) })
 	t.Run("Nodes", func(t *testing.T) { nodesOrder(t, s) })
 	t.Run("Determinism", func(t *testing.T) { determinism(t, s) })
@@ -106,6 +118,8 @@ func Run(t *testing.T, s Spec) {
 	t.Run("Weights", func(t *testing.T) { weights(t, s) })
 	t.Run("TopK", func(t *testing.T) { topK(t, s) })
 	t.Run("TopKSpread", func(t *testing.T) { topKSpread(t, s) })
+	t.Run("TopKPrefix", func(t *testing.T) { topKPrefix(t, s) })
+	t.Run("WeightVectors", func(t *testing.T) { weightVectors(t, s) })
 	t.Run("Allocs", func(t *testing.T) { allocs(t, s) })
 	t.Run("Concurrent", func(t *testing.T) { concurrent(t, s) })
 }
