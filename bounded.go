@@ -68,7 +68,9 @@ const maxBuildWork = 1 << 30
 // 4 bytes a partition plus about 50 bytes a node of memory.
 //
 // A Bounded is immutable and safe for concurrent use; Add and Remove
-// derive new placers. Nodes are reported in ascending ID order.
+// derive new placers. Nodes are reported in ascending ID order. The zero
+// Bounded, like a nil *Bounded, is empty: lookups return the zero Node, it
+// has no partitions, and Add builds a placer with the default options.
 type Bounded struct {
 	nodes  []Node    // members, ascending by ID
 	hashes []uint64  // hashes[i] is the hash of nodes[i].ID
@@ -259,11 +261,17 @@ func (b *Bounded) partition(h uint64) int {
 
 // Lookup returns the owner of key's partition.
 func (b *Bounded) Lookup(key []byte) Node {
+	if b.empty() {
+		return Node{}
+	}
 	return b.nodes[b.owner[b.partition(b.cfg.hasher.sum(key))]]
 }
 
 // LookupString is Lookup for a string key.
 func (b *Bounded) LookupString(key string) Node {
+	if b.empty() {
+		return Node{}
+	}
 	return b.nodes[b.owner[b.partition(b.cfg.hasher.sumString(key))]]
 }
 
@@ -277,18 +285,30 @@ func (b *Bounded) ownerIndexString(key string) int {
 	return int(b.owner[b.partition(b.cfg.hasher.sumString(key))])
 }
 
-// Partition returns the partition key belongs to, in [0, Partitions).
+// Partition returns the partition key belongs to, in [0, Partitions), or
+// -1 if b is empty.
 // Keys of one partition always move together.
-func (b *Bounded) Partition(key []byte) int { return b.partition(b.cfg.hasher.sum(key)) }
+func (b *Bounded) Partition(key []byte) int {
+	if b.empty() {
+		return -1
+	}
+	return b.partition(b.cfg.hasher.sum(key))
+}
 
 // PartitionString is Partition for a string key.
 func (b *Bounded) PartitionString(key string) int {
+	if b.empty() {
+		return -1
+	}
 	return b.partition(b.cfg.hasher.sumString(key))
 }
 
 // Owner returns the node that owns partition p, or the zero Node if p is
 // out of range.
 func (b *Bounded) Owner(p int) Node {
+	if b.empty() {
+		return Node{}
+	}
 	if p < 0 || p >= len(b.owner) {
 		return Node{}
 	}
@@ -296,14 +316,27 @@ func (b *Bounded) Owner(p int) Node {
 }
 
 // Partitions returns the number of partitions.
-func (b *Bounded) Partitions() int { return len(b.owner) }
+func (b *Bounded) Partitions() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.owner)
+}
 
 // LoadFactor returns the load factor c.
-func (b *Bounded) LoadFactor() float64 { return b.c }
+func (b *Bounded) LoadFactor() float64 {
+	if b == nil {
+		return 0
+	}
+	return b.c
+}
 
 // Capacity returns the most partitions the node with the given ID may own,
 // ceil(c × P × w / W), or 0 if it is not a member.
 func (b *Bounded) Capacity(id string) int {
+	if b.empty() {
+		return 0
+	}
 	if i := indexOf(b.nodes, id); i >= 0 {
 		return b.caps[i]
 	}
@@ -317,11 +350,17 @@ func (b *Bounded) Capacity(id string) int {
 // nodes. It scores every node once per 32 nodes appended: O(n × ceil(k/32))
 // time, no allocation when dst has room.
 func (b *Bounded) AppendTopK(dst []Node, key []byte, k int) []Node {
+	if b.empty() {
+		return dst
+	}
 	return b.appendTopK(dst, b.partition(b.cfg.hasher.sum(key)), k)
 }
 
 // AppendTopKString is AppendTopK for a string key.
 func (b *Bounded) AppendTopKString(dst []Node, key string, k int) []Node {
+	if b.empty() {
+		return dst
+	}
 	return b.appendTopK(dst, b.partition(b.cfg.hasher.sumString(key)), k)
 }
 
@@ -374,15 +413,28 @@ func (b *Bounded) appendTopK(dst []Node, p, k int) []Node {
 }
 
 // Nodes returns the members in ascending ID order.
-func (b *Bounded) Nodes() []Node { return slices.Clone(b.nodes) }
+func (b *Bounded) Nodes() []Node {
+	if b == nil {
+		return nil
+	}
+	return slices.Clone(b.nodes)
+}
 
 // Len returns the number of members.
-func (b *Bounded) Len() int { return len(b.nodes) }
+func (b *Bounded) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.nodes)
+}
 
 // Add returns a placer with the given nodes added, as NewBounded would
 // build it from the combined membership, with the same options. It
 // rebuilds: O(P × n). b is unchanged.
 func (b *Bounded) Add(nodes ...Node) (*Bounded, error) {
+	if b.empty() {
+		return NewBounded(nodes)
+	}
 	all, err := checkNodes(append(slices.Clone(b.nodes), nodes...), true)
 	if err != nil {
 		return nil, err
@@ -395,9 +447,15 @@ func (b *Bounded) Add(nodes ...Node) (*Bounded, error) {
 // ErrUnknownNode if an ID is not a member, and with ErrNoNodes if no node
 // would remain. b is unchanged.
 func (b *Bounded) Remove(ids ...string) (*Bounded, error) {
+	if b.empty() {
+		return nil, removeFromEmpty(ids)
+	}
 	rest, err := without(b.nodes, ids)
 	if err != nil {
 		return nil, err
 	}
 	return newBounded(b.cfg, rest)
 }
+
+// empty reports whether b is nil or the zero Bounded, which have no members.
+func (b *Bounded) empty() bool { return b == nil || len(b.nodes) == 0 }

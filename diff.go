@@ -193,9 +193,14 @@ func Shares(p Placer) (Ownership, error) {
 	return sampleShares(p)
 }
 
+// unwrapHolder returns the placer a Holder holds, or p itself; nil for a
+// nil or typed-nil placer.
 func unwrapHolder(p Placer) Placer {
-	if h, ok := p.(*Holder); ok && h != nil {
-		return h.Load()
+	if h, ok := p.(*Holder); ok {
+		p = h.Load()
+	}
+	if isNil(p) {
+		return nil
 	}
 	return p
 }

@@ -10,8 +10,9 @@ import "sync/atomic"
 // the result.
 //
 // The zero Holder holds no placer: Load returns nil, Lookup returns the
-// zero Node, AppendTopK appends nothing and Len is 0. A Holder must not be
-// copied after first use.
+// zero Node, AppendTopK appends nothing and Len is 0; a nil *Holder reads
+// the same, but Store and Swap on it panic. A Holder must not be copied
+// after first use.
 type Holder struct {
 	p atomic.Pointer[holderBox]
 }
@@ -30,13 +31,15 @@ func NewHolder(p Placer) *Holder {
 
 // Load returns the current placer, or nil if none has been stored.
 func (h *Holder) Load() Placer {
-	if b := h.p.Load(); b != nil {
+	if b := h.load(); b != nil {
 		return b.Placer
 	}
 	return nil
 }
 
-// Store makes p the current placer; nil empties the Holder.
+// Store makes p the current placer; nil, or a nil pointer in a Placer (the
+// result of a failed constructor stored without checking its error),
+// empties the Holder.
 func (h *Holder) Store(p Placer) { h.p.Store(box(p)) }
 
 // Swap makes p the current placer and returns the previous one.
@@ -48,7 +51,7 @@ func (h *Holder) Swap(p Placer) Placer {
 }
 
 func box(p Placer) *holderBox {
-	if p == nil {
+	if isNil(p) {
 		return nil
 	}
 	return &holderBox{p}
@@ -56,7 +59,7 @@ func box(p Placer) *holderBox {
 
 // Lookup calls Lookup on the current placer.
 func (h *Holder) Lookup(key []byte) Node {
-	if b := h.p.Load(); b != nil {
+	if b := h.load(); b != nil {
 		return b.Lookup(key)
 	}
 	return Node{}
@@ -64,7 +67,7 @@ func (h *Holder) Lookup(key []byte) Node {
 
 // LookupString calls LookupString on the current placer.
 func (h *Holder) LookupString(key string) Node {
-	if b := h.p.Load(); b != nil {
+	if b := h.load(); b != nil {
 		return b.LookupString(key)
 	}
 	return Node{}
@@ -72,7 +75,7 @@ func (h *Holder) LookupString(key string) Node {
 
 // AppendTopK calls AppendTopK on the current placer.
 func (h *Holder) AppendTopK(dst []Node, key []byte, k int) []Node {
-	if b := h.p.Load(); b != nil {
+	if b := h.load(); b != nil {
 		return b.AppendTopK(dst, key, k)
 	}
 	return dst
@@ -80,7 +83,7 @@ func (h *Holder) AppendTopK(dst []Node, key []byte, k int) []Node {
 
 // AppendTopKString calls AppendTopKString on the current placer.
 func (h *Holder) AppendTopKString(dst []Node, key string, k int) []Node {
-	if b := h.p.Load(); b != nil {
+	if b := h.load(); b != nil {
 		return b.AppendTopKString(dst, key, k)
 	}
 	return dst
@@ -88,7 +91,7 @@ func (h *Holder) AppendTopKString(dst []Node, key string, k int) []Node {
 
 // Nodes calls Nodes on the current placer.
 func (h *Holder) Nodes() []Node {
-	if b := h.p.Load(); b != nil {
+	if b := h.load(); b != nil {
 		return b.Nodes()
 	}
 	return nil
@@ -96,8 +99,16 @@ func (h *Holder) Nodes() []Node {
 
 // Len calls Len on the current placer.
 func (h *Holder) Len() int {
-	if b := h.p.Load(); b != nil {
+	if b := h.load(); b != nil {
 		return b.Len()
 	}
 	return 0
+}
+
+// load returns the current box, or nil for an empty or nil Holder.
+func (h *Holder) load() *holderBox {
+	if h == nil {
+		return nil
+	}
+	return h.p.Load()
 }

@@ -58,7 +58,9 @@ func JumpHash(key uint64, buckets int) int {
 // Jump from the remaining nodes.
 //
 // A Jump is immutable and safe for concurrent use. Nodes are reported in
-// bucket order, as given.
+// bucket order, as given. The zero Jump, like a nil *Jump, is empty:
+// lookups return the zero Node, Len is 0, and Add builds a placer with the
+// default options.
 type Jump struct {
 	nodes []Node // bucket order
 	cfg   config
@@ -88,11 +90,17 @@ func NewJump(nodes []Node, opts ...Option) (*Jump, error) {
 
 // Lookup returns the node of key's bucket.
 func (p *Jump) Lookup(key []byte) Node {
+	if p.empty() {
+		return Node{}
+	}
 	return p.nodes[JumpHash(p.cfg.hasher.sum(key), len(p.nodes))]
 }
 
 // LookupString is Lookup for a string key.
 func (p *Jump) LookupString(key string) Node {
+	if p.empty() {
+		return Node{}
+	}
 	return p.nodes[JumpHash(p.cfg.hasher.sumString(key), len(p.nodes))]
 }
 
@@ -105,11 +113,17 @@ func (p *Jump) LookupString(key string) Node {
 // a hashed start, skipping the first 16. Cost: O(k·(k + log n)) for k <= 16,
 // plus O(16) per further choice; no allocation when dst has room.
 func (p *Jump) AppendTopK(dst []Node, key []byte, k int) []Node {
+	if p.empty() {
+		return dst
+	}
 	return p.appendTopK(dst, p.cfg.hasher.sum(key), k)
 }
 
 // AppendTopKString is AppendTopK for a string key.
 func (p *Jump) AppendTopKString(dst []Node, key string, k int) []Node {
+	if p.empty() {
+		return dst
+	}
 	return p.appendTopK(dst, p.cfg.hasher.sumString(key), k)
 }
 
@@ -153,15 +167,28 @@ func (p *Jump) appendTopK(dst []Node, h uint64, k int) []Node {
 }
 
 // Nodes returns the members in bucket order.
-func (p *Jump) Nodes() []Node { return slices.Clone(p.nodes) }
+func (p *Jump) Nodes() []Node {
+	if p == nil {
+		return nil
+	}
+	return slices.Clone(p.nodes)
+}
 
 // Len returns the number of members.
-func (p *Jump) Len() int { return len(p.nodes) }
+func (p *Jump) Len() int {
+	if p == nil {
+		return 0
+	}
+	return len(p.nodes)
+}
 
 // Add returns a Jump with the given nodes appended as the next buckets, in
 // order. Each appended node takes about 1/(new n) of the keys, all from the
 // others; no key moves between existing nodes. O(n log n); p is unchanged.
 func (p *Jump) Add(nodes ...Node) (*Jump, error) {
+	if p.empty() {
+		return NewJump(nodes)
+	}
 	return p.derive(append(slices.Clone(p.nodes), nodes...))
 }
 
@@ -193,6 +220,9 @@ func equalWeights(nodes []Node) error {
 // len(ids) buckets, and with ErrNoNodes if no node would remain. O(n); p is
 // unchanged.
 func (p *Jump) Remove(ids ...string) (*Jump, error) {
+	if p.empty() {
+		return nil, removeFromEmpty(ids)
+	}
 	gone := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		gone[id] = true
@@ -220,6 +250,9 @@ func (p *Jump) Remove(ids ...string) (*Jump, error) {
 // keep id. It fails with ErrUnknownNode if id is not a member. O(n log n);
 // p is unchanged.
 func (p *Jump) Replace(id string, n Node) (*Jump, error) {
+	if p.empty() {
+		return nil, fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
+	}
 	i := p.index(id)
 	if i < 0 {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
@@ -233,3 +266,6 @@ func (p *Jump) Replace(id string, n Node) (*Jump, error) {
 func (p *Jump) index(id string) int {
 	return slices.IndexFunc(p.nodes, func(n Node) bool { return n.ID == id })
 }
+
+// empty reports whether p is nil or the zero Jump, which have no members.
+func (p *Jump) empty() bool { return p == nil || len(p.nodes) == 0 }

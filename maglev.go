@@ -57,8 +57,9 @@ const (
 // O(M log M) time in practice and O(M + N) memory; see NewMaglev.
 //
 // A Maglev is immutable and safe for concurrent use; Add and Remove derive
-// new tables. Nodes are reported in ascending ID order. The zero Maglev is
-// not usable: build one with NewMaglev.
+// new tables. Nodes are reported in ascending ID order. The zero Maglev,
+// like a nil *Maglev, is empty: lookups return the zero Node, Len is 0, and
+// Add builds a table with the default options.
 type Maglev struct {
 	nodes []Node       // members, ascending by ID
 	perms []maglevPerm // each node's offset and skip, parallel to nodes
@@ -161,6 +162,9 @@ func (g *Maglev) slot(h uint64) uint64 {
 
 // Lookup returns the node in the table entry of key's hash.
 func (g *Maglev) Lookup(key []byte) Node {
+	if g.empty() {
+		return Node{}
+	}
 	var h uint64
 	if g.cfg.hasher.ext == nil { // the default hash, called directly (see hasher)
 		h = xxhash.Sum64(key)
@@ -172,6 +176,9 @@ func (g *Maglev) Lookup(key []byte) Node {
 
 // LookupString is Lookup for a string key.
 func (g *Maglev) LookupString(key string) Node {
+	if g.empty() {
+		return Node{}
+	}
 	var h uint64
 	if g.cfg.hasher.ext == nil {
 		h = xxhash.Sum64String(key)
@@ -192,11 +199,17 @@ func (g *Maglev) LookupString(key string) Node {
 // one preference order and asking for more nodes never reorders the first
 // ones. Cost: at most 28 probes, and O(k²) comparisons.
 func (g *Maglev) AppendTopK(dst []Node, key []byte, k int) []Node {
+	if g.empty() {
+		return dst
+	}
 	return g.appendTopK(dst, g.cfg.hasher.sum(key), k)
 }
 
 // AppendTopKString is AppendTopK for a string key.
 func (g *Maglev) AppendTopKString(dst []Node, key string, k int) []Node {
+	if g.empty() {
+		return dst
+	}
 	return g.appendTopK(dst, g.cfg.hasher.sumString(key), k)
 }
 
@@ -232,17 +245,35 @@ func (g *Maglev) appendTopK(dst []Node, h uint64, k int) []Node {
 }
 
 // Nodes returns the members in ascending ID order.
-func (g *Maglev) Nodes() []Node { return slices.Clone(g.nodes) }
+func (g *Maglev) Nodes() []Node {
+	if g == nil {
+		return nil
+	}
+	return slices.Clone(g.nodes)
+}
 
 // Len returns the number of members.
-func (g *Maglev) Len() int { return len(g.nodes) }
+func (g *Maglev) Len() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.nodes)
+}
 
 // TableSize returns the number of table entries, M.
-func (g *Maglev) TableSize() int { return int(g.size) }
+func (g *Maglev) TableSize() int {
+	if g == nil {
+		return 0
+	}
+	return int(g.size)
+}
 
 // Entries returns how many table entries each node holds, in the order of
 // Nodes: a node receives Entries/TableSize of the keys. It costs O(M).
 func (g *Maglev) Entries() []int {
+	if g.empty() {
+		return nil
+	}
 	out := make([]int, len(g.nodes))
 	for i := uint64(0); i < g.size; i++ {
 		out[g.at(i)]++
@@ -255,6 +286,9 @@ func (g *Maglev) Entries() []int {
 // reused, but every entry is claimed anew: the cost is that of a build. g
 // is unchanged.
 func (g *Maglev) Add(nodes ...Node) (*Maglev, error) {
+	if g.empty() {
+		return NewMaglev(nodes)
+	}
 	all, err := checkNodes(append(slices.Clone(g.nodes), nodes...), true)
 	if err != nil {
 		return nil, err
@@ -268,6 +302,9 @@ func (g *Maglev) Add(nodes ...Node) (*Maglev, error) {
 // not a member, and with ErrNoNodes if no node would remain. g is
 // unchanged.
 func (g *Maglev) Remove(ids ...string) (*Maglev, error) {
+	if g.empty() {
+		return nil, removeFromEmpty(ids)
+	}
 	rest, err := without(g.nodes, ids)
 	if err != nil {
 		return nil, err
@@ -418,3 +455,6 @@ func permGroups(perms []maglevPerm) []int32 {
 	}
 	return group
 }
+
+// empty reports whether g is nil or the zero Maglev, which have no members.
+func (g *Maglev) empty() bool { return g == nil || len(g.nodes) == 0 }

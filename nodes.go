@@ -72,6 +72,13 @@ func without(nodes []Node, ids []string) ([]Node, error) {
 	return rest, nil
 }
 
+// removeFromEmpty is the error of removing ids from a placer with no
+// members.
+func removeFromEmpty(ids []string) error {
+	_, err := without(nil, ids)
+	return err
+}
+
 // absent reports whether no node in chosen has the given ID; AppendTopK
 // implementations use it to keep their k nodes distinct.
 func absent(chosen []Node, id string) bool {

@@ -1,5 +1,7 @@
 package chash
 
+import "reflect"
+
 // Node is a member of a placement: a node, shard or backend.
 type Node struct {
 	// ID is the node's stable identity and the only part of it that is
@@ -35,4 +37,18 @@ type Placer interface {
 	Nodes() []Node
 	// Len returns the number of members.
 	Len() int
+}
+
+// isNil reports whether p is nil or holds a nil pointer (or other nil
+// value), such as the *Ring of a failed NewRing stored without checking
+// its error. It costs a reflection call and is kept off lookup paths.
+func isNil(p Placer) bool {
+	if p == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(p); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }

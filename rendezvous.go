@@ -53,7 +53,9 @@ const topBatch = 16
 // 40 with unequal weights.
 //
 // A Rendezvous is immutable and safe for concurrent use; Add and Remove
-// derive new ones. Nodes are reported in ascending ID order.
+// derive new ones. Nodes are reported in ascending ID order. The zero
+// Rendezvous, like a nil *Rendezvous, is empty: lookups return the zero
+// Node, Len is 0, and Add builds a placer with the default options.
 type Rendezvous struct {
 	nodes []Node    // ascending by ID
 	seeds []uint64  // seeds[i] is the hash of nodes[i].ID
@@ -102,11 +104,17 @@ func newRendezvous(cfg config, nodes []Node) (*Rendezvous, error) {
 
 // Lookup returns the node with the best score for key.
 func (r *Rendezvous) Lookup(key []byte) Node {
+	if r.empty() {
+		return Node{}
+	}
 	return r.nodes[r.pick(r.cfg.hasher.sum(key))]
 }
 
 // LookupString is Lookup for a string key.
 func (r *Rendezvous) LookupString(key string) Node {
+	if r.empty() {
+		return Node{}
+	}
 	return r.nodes[r.pick(r.cfg.hasher.sumString(key))]
 }
 
@@ -116,11 +124,17 @@ func (r *Rendezvous) LookupString(key string) Node {
 // k one pass per 16 nodes, O(n·⌈k/16⌉). It does not allocate when dst has
 // room for k more nodes.
 func (r *Rendezvous) AppendTopK(dst []Node, key []byte, k int) []Node {
+	if r.empty() {
+		return dst
+	}
 	return r.appendTopK(dst, r.cfg.hasher.sum(key), k)
 }
 
 // AppendTopKString is AppendTopK for a string key.
 func (r *Rendezvous) AppendTopKString(dst []Node, key string, k int) []Node {
+	if r.empty() {
+		return dst
+	}
 	return r.appendTopK(dst, r.cfg.hasher.sumString(key), k)
 }
 
@@ -305,15 +319,28 @@ func logUnit(u float64) float64 {
 }
 
 // Nodes returns the members in ascending ID order.
-func (r *Rendezvous) Nodes() []Node { return slices.Clone(r.nodes) }
+func (r *Rendezvous) Nodes() []Node {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.nodes)
+}
 
 // Len returns the number of members.
-func (r *Rendezvous) Len() int { return len(r.nodes) }
+func (r *Rendezvous) Len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.nodes)
+}
 
 // Add returns a placer with the given nodes added, as NewRendezvous would
 // build it from the combined membership: O(n log n). Only keys that the new
 // nodes win move, all to them. r is unchanged.
 func (r *Rendezvous) Add(nodes ...Node) (*Rendezvous, error) {
+	if r.empty() {
+		return NewRendezvous(nodes)
+	}
 	all, err := checkNodes(append(slices.Clone(r.nodes), nodes...), true)
 	if err != nil {
 		return nil, err
@@ -326,9 +353,15 @@ func (r *Rendezvous) Add(nodes ...Node) (*Rendezvous, error) {
 // the removed nodes' keys move. It fails with ErrUnknownNode if an ID is not
 // a member, and with ErrNoNodes if no node would remain. r is unchanged.
 func (r *Rendezvous) Remove(ids ...string) (*Rendezvous, error) {
+	if r.empty() {
+		return nil, removeFromEmpty(ids)
+	}
 	rest, err := without(r.nodes, ids)
 	if err != nil {
 		return nil, err
 	}
 	return newRendezvous(r.cfg, rest)
 }
+
+// empty reports whether r is nil or the zero Rendezvous, which have no members.
+func (r *Rendezvous) empty() bool { return r == nil || len(r.nodes) == 0 }

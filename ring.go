@@ -33,7 +33,9 @@ const maxPoints = 1 << 24
 // per point (64 nodes at 160 points: about 240 KiB).
 //
 // A Ring is immutable and safe for concurrent use; Add and Remove derive new
-// rings. Nodes are reported in ascending ID order.
+// rings. Nodes are reported in ascending ID order. The zero Ring, like a
+// nil *Ring, is empty: lookups return the zero Node, AppendTopK appends
+// nothing, Len is 0, and Add builds a ring with the default options.
 type Ring struct {
 	nodes  []Node  // members, ascending by ID
 	points []point // ascending by position, then node ID
@@ -181,6 +183,9 @@ func (r *Ring) find(h uint64) int {
 
 // Lookup returns the node owning the first point at or after key's hash.
 func (r *Ring) Lookup(key []byte) Node {
+	if r.empty() {
+		return Node{}
+	}
 	var h uint64
 	if r.cfg.hasher.ext == nil { // the default hash, called directly (see hasher)
 		h = xxhash.Sum64(key)
@@ -192,6 +197,9 @@ func (r *Ring) Lookup(key []byte) Node {
 
 // LookupString is Lookup for a string key.
 func (r *Ring) LookupString(key string) Node {
+	if r.empty() {
+		return Node{}
+	}
 	var h uint64
 	if r.cfg.hasher.ext == nil {
 		h = xxhash.Sum64String(key)
@@ -206,11 +214,17 @@ func (r *Ring) LookupString(key string) Node {
 // chosen (a Dynamo-style preference list). The walk visits about
 // n·ln(n/(n-k)) points, so k close to Len costs O(Len·log Len) comparisons.
 func (r *Ring) AppendTopK(dst []Node, key []byte, k int) []Node {
+	if r.empty() {
+		return dst
+	}
 	return r.appendTopK(dst, r.cfg.hasher.sum(key), k)
 }
 
 // AppendTopKString is AppendTopK for a string key.
 func (r *Ring) AppendTopKString(dst []Node, key string, k int) []Node {
+	if r.empty() {
+		return dst
+	}
 	return r.appendTopK(dst, r.cfg.hasher.sumString(key), k)
 }
 
@@ -237,13 +251,28 @@ func (r *Ring) appendTopK(dst []Node, h uint64, k int) []Node {
 }
 
 // Nodes returns the members in ascending ID order.
-func (r *Ring) Nodes() []Node { return slices.Clone(r.nodes) }
+func (r *Ring) Nodes() []Node {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.nodes)
+}
 
 // Len returns the number of members.
-func (r *Ring) Len() int { return len(r.nodes) }
+func (r *Ring) Len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.nodes)
+}
 
 // Points returns the number of points on the ring.
-func (r *Ring) Points() int { return len(r.points) }
+func (r *Ring) Points() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.points)
+}
 
 // Add returns a ring with the given nodes added, as NewRing would build it
 // from the combined membership. It hashes only the new nodes' points and
@@ -251,6 +280,9 @@ func (r *Ring) Points() int { return len(r.points) }
 // O(P·log P) for a rebuild. A ketama ring is rebuilt, since each of its
 // nodes' point counts depends on the total weight. r is unchanged.
 func (r *Ring) Add(nodes ...Node) (*Ring, error) {
+	if r.empty() {
+		return NewRing(nodes)
+	}
 	all, err := checkNodes(append(slices.Clone(r.nodes), nodes...), true)
 	if err != nil {
 		return nil, err
@@ -263,6 +295,9 @@ func (r *Ring) Add(nodes ...Node) (*Ring, error) {
 // ErrUnknownNode if an ID is not a member, and with ErrNoNodes if no node
 // would remain. r is unchanged.
 func (r *Ring) Remove(ids ...string) (*Ring, error) {
+	if r.empty() {
+		return nil, removeFromEmpty(ids)
+	}
 	rest, err := without(r.nodes, ids)
 	if err != nil {
 		return nil, err
@@ -328,3 +363,6 @@ func mergePoints(a, b []point) []point {
 	}
 	return append(append(out, a...), b...)
 }
+
+// empty reports whether r is nil or the zero Ring, which have no members.
+func (r *Ring) empty() bool { return r == nil || len(r.nodes) == 0 }
