@@ -120,6 +120,7 @@ func Run(t *testing.T, s Spec) {
 	t.Run("TopKSpread", func(t *testing.T) { topKSpread(t, s) })
 	t.Run("TopKPrefix", func(t *testing.T) { topKPrefix(t, s) })
 	t.Run("WeightVectors", func(t *testing.T) { weightVectors(t, s) })
+	t.Run("Derive", func(t *testing.T) { derive(t, s) })
 	t.Run("Allocs", func(t *testing.T) { allocs(t, s) })
 	t.Run("Concurrent", func(t *testing.T) { concurrent(t, s) })
 }

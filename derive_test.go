@@ -1,0 +1,86 @@
+package chash_test
+
+import (
+	"testing"
+
+	"github.com/keyplace/chash"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func ids(nodes []chash.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.ID
+	}
+	return out
+}
+
+// For Jump, Derive treats nodes as a set and keeps every member's bucket.
+func TestDeriveJumpKeepsBuckets(t *testing.T) {
+	j, err := chash.NewJump([]chash.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}})
+	require.NoError(t, err)
+	cases := []struct {
+		name  string
+		nodes []chash.Node
+		want  []string
+	}{
+		{"any order", []chash.Node{{ID: "d"}, {ID: "c"}, {ID: "b"}, {ID: "a"}}, []string{"a", "b", "c", "d"}},
+		{"append", []chash.Node{{ID: "e"}, {ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}, {ID: "f"}}, []string{"a", "b", "c", "d", "e", "f"}},
+		{"replace in the middle", []chash.Node{{ID: "a"}, {ID: "x"}, {ID: "c"}, {ID: "d"}}, []string{"a", "x", "c", "d"}},
+		{"remove the last", []chash.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}}, []string{"a", "b", "c"}},
+		{"remove the last two, replace one", []chash.Node{{ID: "y"}, {ID: "b"}, {ID: "c"}}, []string{"y", "b", "c"}},
+	}
+	for _, tc := range cases {
+		q, err := chash.Derive(j, tc.nodes)
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.want, ids(q.Nodes()), tc.name)
+	}
+	_, err = chash.Derive(j, []chash.Node{{ID: "a"}, {ID: "c"}, {ID: "d"}})
+	assert.ErrorIs(t, err, chash.ErrNotLast)
+	_, err = chash.Derive(j, []chash.Node{{ID: "a"}, {ID: "b", Weight: 2}, {ID: "c"}, {ID: "d"}})
+	assert.ErrorIs(t, err, chash.ErrInvalidWeight)
+}
+
+type foreign struct{ chash.Placer }
+
+func TestDeriveErrors(t *testing.T) {
+	r, err := chash.NewRing([]chash.Node{{ID: "a"}})
+	require.NoError(t, err)
+	_, err = chash.Derive(foreign{r}, []chash.Node{{ID: "b"}})
+	assert.ErrorIs(t, err, chash.ErrUnknownAlgorithm)
+	_, err = chash.Derive(nil, []chash.Node{{ID: "b"}})
+	assert.ErrorIs(t, err, chash.ErrNoNodes)
+	_, err = chash.Derive((*chash.Ring)(nil), []chash.Node{{ID: "b"}})
+	assert.ErrorIs(t, err, chash.ErrNoNodes)
+	_, err = chash.Derive(&chash.Holder{}, []chash.Node{{ID: "b"}})
+	assert.ErrorIs(t, err, chash.ErrNoNodes)
+	_, err = chash.Derive(r, []chash.Node{{ID: "b"}, {ID: "b"}})
+	assert.ErrorIs(t, err, chash.ErrDuplicateID)
+	// The zero value of a placer derives with the default options.
+	q, err := chash.Derive(&chash.Maglev{}, []chash.Node{{ID: "b"}})
+	require.NoError(t, err)
+	assert.Equal(t, chash.DefaultTableSize, q.(*chash.Maglev).TableSize())
+}
+
+// Options survive a derivation.
+func TestDeriveKeepsOptions(t *testing.T) {
+	nodes := []chash.Node{{ID: "a"}, {ID: "b"}}
+	opts := []chash.Option{chash.WithHasher(chash.XXHashSeed(9)), chash.WithVnodes(10), chash.WithTableSize(1009), chash.WithPartitions(64)}
+	for _, a := range chash.Algorithms() {
+		p, err := chash.New(a, nodes, opts...)
+		require.NoError(t, err)
+		next := append(nodes, chash.Node{ID: "c"})
+		want, err := chash.New(a, next, opts...)
+		require.NoError(t, err)
+		got, err := chash.Derive(p, next)
+		require.NoError(t, err)
+		m, err := chash.Diff(want, got)
+		require.NoError(t, err)
+		assert.Zero(t, m.Moved, a)
+		buf := make([]chash.Node, 0, 3)
+		for _, k := range []string{"x", "y", "z", "w"} {
+			assert.Equal(t, want.AppendTopKString(nil, k, 3), got.AppendTopKString(buf[:0], k, 3), "%v %s", a, k)
+		}
+	}
+}
