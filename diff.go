@@ -96,15 +96,8 @@ type keySpace struct {
 	hasher hasher
 }
 
-func (a keySpace) same(b keySpace) (eq bool) {
-	// A custom Hasher of an incomparable type makes == panic: such
-	// placers are simply not compared exactly.
-	defer func() {
-		if recover() != nil {
-			eq = false
-		}
-	}()
-	return a.kind == b.kind && a.size == b.size && a.hasher == b.hasher
+func (a keySpace) same(b keySpace) bool {
+	return a.kind == b.kind && a.size == b.size && a.hasher.equal(b.hasher)
 }
 
 func (r *Ring) keySpans() (keySpace, []point, []Node) {
@@ -383,15 +376,28 @@ func sampleShares(p Placer) (Ownership, error) {
 // Loads returns each node's share relative to its fair share, its weight
 // over the total weight: 1 is a perfect balance, 2 twice the fair load.
 // The slice is in the order of Shares.
+//
+// Weights are divided by the largest before they are summed, so that
+// weights near MaxFloat64 do not overflow the total and subnormal ones keep
+// their precision. A node whose weight is too small beside the largest to
+// be represented relative to it (below about 1e-308 of it) and that owns
+// keys has an infinite load.
 func (o Ownership) Loads() []float64 {
-	var total float64
+	var top float64
 	for _, s := range o.Shares {
-		total += s.Node.Weight
+		top = max(top, s.Node.Weight)
 	}
 	out := make([]float64, len(o.Shares))
+	if !(top > 0) || math.IsInf(top, 0) {
+		return out
+	}
+	var total float64
+	for _, s := range o.Shares {
+		total += s.Node.Weight / top
+	}
 	for i, s := range o.Shares {
-		if s.Node.Weight > 0 && total > 0 {
-			out[i] = s.Fraction * total / s.Node.Weight
+		if w := s.Node.Weight / top; s.Fraction > 0 {
+			out[i] = s.Fraction * (total / w)
 		}
 	}
 	return out
@@ -399,10 +405,15 @@ func (o Ownership) Loads() []float64 {
 
 // CV returns the coefficient of variation of Loads (population standard
 // deviation over mean), the balance figure the ring's vnodes control.
+//
+// It is +Inf if a load is infinite (see Loads), never NaN.
 func (o Ownership) CV() float64 {
 	loads := o.Loads()
 	if len(loads) == 0 {
 		return 0
+	}
+	if slices.ContainsFunc(loads, func(l float64) bool { return math.IsInf(l, 0) }) {
+		return math.Inf(1)
 	}
 	var sum, sq float64
 	for _, l := range loads {
@@ -435,6 +446,9 @@ func (o Ownership) Peak() float64 {
 
 // analyticShares: a rendezvous node owns weight/Σweight of the keys.
 func (r *Rendezvous) analyticShares() (Ownership, bool) {
+	if r.collide {
+		return Ownership{}, false
+	}
 	return weightShares(r.nodes), true
 }
 
@@ -468,7 +482,7 @@ func weightShares(nodes []Node) Ownership {
 //	a in O -> b in N      either order of the two: both terms above
 func (r *Rendezvous) analyticMove(to Placer) (Movement, bool) {
 	q, ok := to.(*Rendezvous)
-	if !ok || !(keySpace{hasher: r.cfg.hasher}).same(keySpace{hasher: q.cfg.hasher}) {
+	if !ok || r.collide || q.collide || !(keySpace{hasher: r.cfg.hasher}).same(keySpace{hasher: q.cfg.hasher}) {
 		return Movement{}, false
 	}
 	var S, O, N []Node

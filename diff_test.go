@@ -451,3 +451,35 @@ func TestDiffTablesExact(t *testing.T) {
 		assert.InDelta(t, float64(e)/65537, sh.Shares[i].Fraction, 1e-9)
 	}
 }
+
+// Loads, CV and Peak stay finite and right at extreme weights.
+func TestSharesStatisticsAtExtremeWeights(t *testing.T) {
+	for _, w := range []float64{math.MaxFloat64, math.MaxFloat64 / 3, 1e300, 5e-324, 1e-310, 1e-300} {
+		nodes := []chash.Node{{ID: "a", Weight: w}, {ID: "b", Weight: w}, {ID: "c", Weight: w}}
+		p, err := chash.NewRendezvous(nodes)
+		if err != nil {
+			continue // outside rendezvous's weight range; Maglev takes any
+		}
+		o, err := chash.Shares(p)
+		require.NoError(t, err)
+		assert.InDelta(t, 0, o.CV(), 1e-9, "weight %v", w)
+		assert.InDelta(t, 1, o.Peak(), 1e-9, "weight %v", w)
+	}
+	for _, w := range []float64{math.MaxFloat64, 1e300, 5e-324, 1e-310} {
+		o := chash.Ownership{Shares: []chash.Share{
+			{Node: chash.Node{ID: "a", Weight: w}, Fraction: 0.25},
+			{Node: chash.Node{ID: "b", Weight: w}, Fraction: 0.25},
+			{Node: chash.Node{ID: "c", Weight: w}, Fraction: 0.5},
+		}}
+		loads := o.Loads()
+		assert.InDeltaSlice(t, []float64{0.75, 0.75, 1.5}, loads, 1e-9, "weight %v", w)
+		assert.False(t, math.IsNaN(o.CV()) || math.IsInf(o.CV(), 0), "weight %v: CV %v", w, o.CV())
+		assert.InDelta(t, 1.5, o.Peak(), 1e-9, "weight %v", w)
+	}
+	o := chash.Ownership{Shares: []chash.Share{
+		{Node: chash.Node{ID: "huge", Weight: math.MaxFloat64}, Fraction: 0.5},
+		{Node: chash.Node{ID: "tiny", Weight: 5e-324}, Fraction: 0.5},
+	}}
+	assert.True(t, math.IsInf(o.Peak(), 1))
+	assert.True(t, math.IsInf(o.CV(), 1))
+}

@@ -1,6 +1,10 @@
 package chash
 
-import "github.com/cespare/xxhash/v2"
+import (
+	"reflect"
+
+	"github.com/cespare/xxhash/v2"
+)
 
 // Hasher is a 64-bit hash of keys and node IDs. Implementations must be
 // deterministic across processes and platforms, safe for concurrent use,
@@ -59,6 +63,18 @@ func newHasher(h Hasher) hasher {
 		return hasher{}
 	}
 	return hasher{ext: h}
+}
+
+// equal reports whether h and o are the same Hasher, so that placements
+// built with them can be compared structurally. A custom Hasher of a type
+// that == cannot compare (a func or slice inside) is never equal, rather
+// than making == panic.
+func (h hasher) equal(o hasher) bool {
+	if h.ext == nil || o.ext == nil {
+		return h.ext == nil && o.ext == nil
+	}
+	t := reflect.TypeOf(h.ext)
+	return t == reflect.TypeOf(o.ext) && t.Comparable() && h.ext == o.ext
 }
 
 func (h hasher) sum(b []byte) uint64 {

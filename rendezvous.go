@@ -60,7 +60,11 @@ type Rendezvous struct {
 	nodes []Node    // ascending by ID
 	seeds []uint64  // seeds[i] is the hash of nodes[i].ID
 	invw  []float64 // 1/weight per node; nil when all weights are equal
-	cfg   config
+	// collide is set when two IDs hash alike: their nodes are then not
+	// independent draws, so Shares and Diff sample rather than use the
+	// closed forms.
+	collide bool
+	cfg     config
 }
 
 var _ Placer = (*Rendezvous)(nil)
@@ -93,6 +97,9 @@ func newRendezvous(cfg config, nodes []Node) (*Rendezvous, error) {
 		r.seeds[i] = cfg.hasher.sumString(n.ID)
 		equal = equal && n.Weight == nodes[0].Weight
 	}
+	sorted := slices.Clone(r.seeds)
+	slices.Sort(sorted)
+	r.collide = len(slices.Compact(sorted)) < len(r.seeds)
 	if !equal {
 		r.invw = make([]float64, len(nodes))
 		for i, n := range nodes {
