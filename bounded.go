@@ -72,11 +72,10 @@ const maxBuildWork = 1 << 30
 // Bounded, like a nil *Bounded, is empty: lookups return the zero Node, it
 // has no partitions, and Add builds a placer with the default options.
 type Bounded struct {
-	nodes  []Node    // members, ascending by ID
-	hashes []uint64  // hashes[i] is the hash of nodes[i].ID
-	wts    []float64 // weights divided by the largest; nil if all equal
-	owner  []uint32  // owner[p] indexes the node that owns partition p
-	caps   []int     // caps[i] is node i's capacity
+	nodes  []Node // members, ascending by ID
+	straw2        // the nodes' ID hashes and, if weights differ, largest/weight
+	owner  []uint32 // owner[p] indexes the node that owns partition p
+	caps   []int    // caps[i] is node i's capacity
 	c      float64
 	cfg    config
 }
@@ -107,21 +106,22 @@ func newBounded(cfg config, nodes []Node) (*Bounded, error) {
 	}
 	b := &Bounded{
 		nodes:  nodes,
-		hashes: make([]uint64, len(nodes)),
+		straw2: straw2{seeds: make([]uint64, len(nodes))},
 		owner:  make([]uint32, cfg.partitions),
 		c:      cfg.loadFactor,
 		cfg:    cfg,
 	}
 	top := 0.0
 	for i, n := range nodes {
-		b.hashes[i] = cfg.hasher.sumString(n.ID)
+		b.seeds[i] = cfg.hasher.sumString(n.ID)
 		top = max(top, n.Weight)
 	}
 	for _, n := range nodes {
 		if n.Weight != top {
-			b.wts = make([]float64, len(nodes))
+			// Relative to the largest, so that any finite weights work.
+			b.invw = make([]float64, len(nodes))
 			for i, n := range nodes {
-				b.wts[i] = n.Weight / top
+				b.invw[i] = 1 / (n.Weight / top)
 			}
 			break
 		}
@@ -171,7 +171,7 @@ func capacities(c float64, p int, nodes []Node) []int {
 }
 
 // assign is the bounded-load pass: partitions in index order, each to the
-// highest-scoring node that still has room. open lists the nodes with room;
+// highest-ranked node that still has room. open lists the nodes with room;
 // ties go to the lower index, so the order of open does not matter.
 func (b *Bounded) assign() {
 	open := make([]int, len(b.nodes))
@@ -180,12 +180,7 @@ func (b *Bounded) assign() {
 	}
 	load := make([]int, len(b.nodes))
 	for p := range b.owner {
-		var best, at int
-		if b.wts == nil {
-			best, at = b.bestEqual(partitionHash(p), open)
-		} else {
-			best, at = b.bestWeighted(partitionHash(p), open)
-		}
+		best, at := b.bestOf(partitionHash(p), open)
 		b.owner[p] = uint32(best)
 		if load[best]++; load[best] == b.caps[best] {
 			open[at] = open[len(open)-1]
@@ -194,62 +189,9 @@ func (b *Bounded) assign() {
 	}
 }
 
-// bestEqual returns the open node that partition hash ph prefers when all
-// weights are equal, and its position in open. It is key inlined.
-func (b *Bounded) bestEqual(ph uint64, open []int) (best, at int) {
-	best = -1
-	var top uint64
-	for j, i := range open {
-		k := mix64(ph^b.hashes[i]) | 1
-		if k > top || k == top && i < best {
-			best, at, top = i, j, k
-		}
-	}
-	return best, at
-}
-
-// bestWeighted is bestEqual for unequal weights, scored as Rendezvous
-// scores them (unit and logUnit). Since -ln(u) >= 1-u, a
-// node whose 1-u already exceeds what it would need to beat the best score
-// so far cannot win, and its logarithm is skipped (the margin covers
-// rounding): only about ln(n) logarithms are taken per partition.
-func (b *Bounded) bestWeighted(ph uint64, open []int) (best, at int) {
-	best = -1
-	var top uint64
-	need := math.Inf(1) // -ln(u) must stay below need×w to beat the best
-	for j, i := range open {
-		u := unit(mix64(ph ^ b.hashes[i]))
-		w := b.wts[i]
-		if 1-u > need*w*(1+1e-9) {
-			continue
-		}
-		s := logUnit(u) / w
-		if k := ^math.Float64bits(s); best < 0 || k > top || k == top && i < best {
-			best, at, top = i, j, k
-			need = -s
-		}
-	}
-	return best, at
-}
-
 // partitionHash returns the hash partition p is scored with.
 func partitionHash(p int) uint64 {
-	return mix64((uint64(p) + 1) * 0x9e3779b97f4a7c15)
-}
-
-// key returns node i's rendezvous score for partition hash ph as an
-// unsigned integer: the larger, the more preferred. With equal weights it
-// is mix64(ph ^ h_i) | 1; otherwise it orders as ln(u)/w_i for u =
-// unit(mix64(ph ^ h_i)) (straw2, as Rendezvous scores), which picks node i
-// with probability w_i/W.
-func (b *Bounded) key(ph uint64, i int) uint64 {
-	m := mix64(ph ^ b.hashes[i])
-	if b.wts == nil {
-		return m | 1
-	}
-	s := logUnit(unit(m)) / b.wts[i]
-	// s < 0: larger s has smaller magnitude, so invert the bits to order it.
-	return ^math.Float64bits(s)
+	return mix64((uint64(p) + 1) * phi)
 }
 
 // partition reduces a key hash to a partition: the high 64 bits of h × P,
@@ -347,7 +289,7 @@ func (b *Bounded) Capacity(id string) int {
 // partition, then the other nodes in the partition's rendezvous order, the
 // order the bounded-load pass tried them in. Every key of a partition gets
 // the same list, and second choices are spread evenly over the other
-// nodes. It scores every node once per 32 nodes appended: O(n × ceil(k/32))
+// nodes. It scores every node once per 16 nodes appended: O(n × ceil(k/16))
 // time, no allocation when dst has room.
 func (b *Bounded) AppendTopK(dst []Node, key []byte, k int) []Node {
 	if b.empty() {
@@ -364,15 +306,6 @@ func (b *Bounded) AppendTopKString(dst []Node, key string, k int) []Node {
 	return b.appendTopK(dst, b.partition(b.cfg.hasher.sumString(key)), k)
 }
 
-// choice is a candidate node and its score.
-type choice struct {
-	key uint64
-	i   int
-}
-
-// before reports whether a precedes c in preference order.
-func (a choice) before(c choice) bool { return a.key > c.key || a.key == c.key && a.i < c.i }
-
 func (b *Bounded) appendTopK(dst []Node, p, k int) []Node {
 	k = clampK(k, len(b.nodes))
 	if k == 0 {
@@ -380,36 +313,7 @@ func (b *Bounded) appendTopK(dst []Node, p, k int) []Node {
 	}
 	own := int(b.owner[p])
 	dst = append(dst, b.nodes[own])
-	ph := partitionHash(p)
-	// Select the rest in chunks of up to 32, each the best of the nodes
-	// after the previous chunk's last in preference order.
-	var chunk [32]choice
-	last := choice{key: math.MaxUint64, i: -1}
-	for k--; k > 0; {
-		m := min(k, len(chunk))
-		got := 0
-		for i := range b.nodes {
-			c := choice{b.key(ph, i), i}
-			if i == own || !last.before(c) || got == m && !c.before(chunk[m-1]) {
-				continue
-			}
-			j := min(got, m-1)
-			for ; j > 0 && c.before(chunk[j-1]); j-- {
-				chunk[j] = chunk[j-1]
-			}
-			chunk[j] = c
-			got = min(got+1, m)
-		}
-		if got == 0 {
-			break // unreachable: k never exceeds the nodes left
-		}
-		for _, c := range chunk[:got] {
-			dst = append(dst, b.nodes[c.i])
-		}
-		k -= got
-		last = chunk[got-1]
-	}
-	return dst
+	return b.appendTop(dst, b.nodes, partitionHash(p), k-1, own)
 }
 
 // Nodes returns the members in ascending ID order.

@@ -288,7 +288,7 @@ func newOwnership(nodes []Node, frac map[string]float64, exact bool, samples int
 // sampleKey writes the i-th sample key into buf: 8 well-mixed bytes, so
 // the keys are distinct and unrelated to any node ID.
 func sampleKey(buf *[8]byte, i int) []byte {
-	binary.LittleEndian.PutUint64(buf[:], mix64(uint64(i)+0x9e3779b97f4a7c15))
+	binary.LittleEndian.PutUint64(buf[:], mix64(uint64(i)+phi))
 	return buf[:]
 }
 

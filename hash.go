@@ -91,6 +91,12 @@ func (h hasher) sumString(s string) uint64 {
 	return h.ext.Sum64String(s)
 }
 
+// phi is 2⁶⁴/φ, the golden ratio's fractional part in 64 bits, rounded to
+// odd: adding it repeatedly visits every 64-bit value with the widest gaps
+// (Weyl sequence; the SplitMix64 increment). Placers step by it to derive
+// many values from one hash.
+const phi = 0x9e3779b97f4a7c15
+
 // mix64 is a bijective 64-bit finalizer: the output mix of SplitMix64
 // (Steele, Lea and Flood, "Fast splittable pseudorandom number generators",
 // OOPSLA 2014, with Stafford's "Mix13" constants). Placers use it to derive

@@ -139,7 +139,7 @@ func (p *Jump) appendTopK(dst []Node, h uint64, k int) []Node {
 		case i == 0:
 			r = JumpHash(h, n)
 		case i < jumpTopMax:
-			r = JumpHash(mix64(h+uint64(i)*0x9e3779b97f4a7c15), n-i)
+			r = JumpHash(mix64(h+uint64(i)*phi), n-i)
 		default:
 			if i == jumpTopMax {
 				start = int(mix64(h) % uint64(n-jumpTopMax))

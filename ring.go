@@ -144,7 +144,7 @@ func (c config) pointCount(n Node) (int, error) {
 func (c config) appendPoints(dst []point, n Node, i uint32, count int) []point {
 	base := c.hasher.sumString(n.ID)
 	for j := 0; j < count; j++ {
-		dst = append(dst, point{pos: mix64(base + uint64(j)*0x9e3779b97f4a7c15), node: i})
+		dst = append(dst, point{pos: mix64(base + uint64(j)*phi), node: i})
 	}
 	return dst
 }

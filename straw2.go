@@ -1,0 +1,225 @@
+package chash
+
+import "math"
+
+// straw2 ranks nodes for a 64-bit hash by highest random weight with the
+// logarithmic weighting of Ceph's straw2 (see Rendezvous for the scheme and
+// why it is exact). Rendezvous ranks nodes for a key's hash, Bounded for a
+// partition's; both go through this one scorer, so they share one score,
+// one tie rule (higher score, then higher m, then lower index) and one
+// top-k selector.
+type straw2 struct {
+	seeds []uint64  // seeds[i] is the hash of node i's ID
+	invw  []float64 // per node, the inverse of its weight; nil when all are equal
+}
+
+// topBatch is how many candidates appendTop selects per pass over the
+// nodes; its array lives on the stack.
+const topBatch = 16
+
+// score returns node i's candidate for hash h.
+func (s *straw2) score(h uint64, i int) candidate {
+	m := mix64(h ^ s.seeds[i])
+	if s.invw == nil {
+		return candidate{m: m, i: i}
+	}
+	return candidate{v: logUnit(unit(m)) * s.invw[i], m: m, i: i}
+}
+
+// best returns the index of the node that ranks first for h.
+func (s *straw2) best(h uint64) int {
+	if s.invw != nil {
+		return s.bestWeighted(h)
+	}
+	seeds := s.seeds
+	best, bi := mix64(h^seeds[0]), 0
+	for i := 1; i < len(seeds); i++ {
+		// Strictly greater: on equal values (colliding ID hashes) the
+		// lower index keeps the key.
+		if m := mix64(h ^ seeds[i]); m > best {
+			best, bi = m, i
+		}
+	}
+	return bi
+}
+
+func (s *straw2) bestWeighted(h uint64) int {
+	best := candidate{v: math.Inf(-1)}
+	cut := math.Inf(-1)
+	invw := s.invw[:len(s.seeds)]
+	for i, seed := range s.seeds {
+		m := mix64(h ^ seed)
+		u := unit(m)
+		if (u-1)*invw[i] < cut {
+			continue // cannot beat best: see pruneBound
+		}
+		c := candidate{v: logUnit(u) * invw[i], m: m, i: i}
+		if c.beats(best) {
+			best, cut = c, pruneBound(c.v)
+		}
+	}
+	return best.i
+}
+
+// bestOf returns the node among open (indexes of nodes) that ranks first
+// for h, and its position in open; open must not be empty.
+func (s *straw2) bestOf(h uint64, open []int) (best, at int) {
+	top := candidate{v: math.Inf(-1), i: -1}
+	cut := math.Inf(-1)
+	for j, i := range open {
+		m := mix64(h ^ s.seeds[i])
+		c := candidate{m: m, i: i}
+		if s.invw != nil {
+			u := unit(m)
+			if (u-1)*s.invw[i] < cut {
+				continue
+			}
+			c.v = logUnit(u) * s.invw[i]
+		}
+		if top.i < 0 || c.beats(top) {
+			top, at = c, j
+			if s.invw != nil {
+				cut = pruneBound(c.v)
+			}
+		}
+	}
+	return top.i, at
+}
+
+// appendTop appends the k nodes that rank first for h, best first, leaving
+// out node skip (-1 for none). It keeps the best candidates in a sorted
+// array of topBatch on the stack rather than sorting all n scores: k <= 16
+// costs one pass, O(n), and larger k one pass per 16 nodes, O(n·⌈k/16⌉).
+func (s *straw2) appendTop(dst []Node, nodes []Node, h uint64, k, skip int) []Node {
+	var top [topBatch]candidate
+	// Each pass selects the best candidates ranked after floor, the last
+	// one appended; the first pass's floor beats every real candidate.
+	floor := candidate{v: math.Inf(1)}
+	for k > 0 {
+		b := min(k, topBatch)
+		got := s.selectTop(h, top[:b], floor, skip)
+		for _, c := range top[:got] {
+			dst = append(dst, nodes[c.i])
+		}
+		if got < b {
+			break
+		}
+		floor = top[b-1]
+		k -= b
+	}
+	return dst
+}
+
+// selectTop fills top with the best candidates ranked after floor, best
+// first, by insertion into the sorted array, and returns how many it
+// found (fewer than len(top) only when the nodes run out).
+func (s *straw2) selectTop(h uint64, top []candidate, floor candidate, skip int) int {
+	n := 0
+	cut := math.Inf(-1)
+	for i := range s.seeds {
+		if i == skip {
+			continue
+		}
+		var c candidate
+		if s.invw == nil {
+			c = candidate{m: mix64(h ^ s.seeds[i]), i: i}
+		} else {
+			c = candidate{m: mix64(h ^ s.seeds[i]), i: i}
+			u := unit(c.m)
+			if (u-1)*s.invw[i] < cut {
+				continue
+			}
+			c.v = logUnit(u) * s.invw[i]
+		}
+		if n == len(top) && !c.beats(top[n-1]) || !floor.beats(c) {
+			continue
+		}
+		if n = insert(top, n, c); n == len(top) && s.invw != nil {
+			cut = pruneBound(top[n-1].v)
+		}
+	}
+	return n
+}
+
+// candidate is a node's score for one key. With equal weights v is 0 and
+// the ranking is by m alone.
+type candidate struct {
+	v float64 // ln(u)/weight, in (-∞, 0)
+	m uint64  // mix64(key hash ^ node hash)
+	i int     // index into nodes
+}
+
+// beats reports whether a ranks before b: by v, then m, then lower ID.
+func (a candidate) beats(b candidate) bool {
+	if a.v != b.v {
+		return a.v > b.v
+	}
+	if a.m != b.m {
+		return a.m > b.m
+	}
+	return a.i < b.i
+}
+
+// pruneBound returns a cut below which a node's (u-1)/weight proves that
+// its score v = ln(u)/weight is below best. Since ln(u) <= u-1 < 0, v <=
+// (u-1)/weight up to rounding; logUnit's relative error is below 2^-49, so
+// a margin of 2^-40 keeps the proof sound. Weights are bounded so that no
+// value here is subnormal or infinite.
+func pruneBound(best float64) float64 { return best * (1 + 0x1p-40) }
+
+// insert puts c, which beats top[n-1] if top is full, into its place among
+// the first n candidates of top, dropping the last if top is full, and
+// returns the new count.
+func insert(top []candidate, n int, c candidate) int {
+	if n == len(top) {
+		n--
+	}
+	j := n
+	for ; j > 0 && c.beats(top[j-1]); j-- {
+		top[j] = top[j-1]
+	}
+	top[j] = c
+	return n + 1
+}
+
+// unit maps m to u = (⌊m/2^24⌋ + 0.5)/2^40, exactly: uniform in (0, 1),
+// non-decreasing in m, on a grid coarse enough for logUnit to be strictly
+// increasing on it.
+func unit(m uint64) float64 { return (float64(int64(m>>24)) + 0.5) * 0x1p-40 }
+
+// logUnit returns ln(u) for u in (0, 1) with relative error below 2^-49
+// (the worst seen against math.Log over millions of grid points is
+// 2^-50.6).
+// It is written out rather than calling math.Log because math.Log differs
+// by platform in the last bit (assembly on amd64, fused multiply-adds
+// elsewhere), and placement must not: each product is rounded explicitly by
+// a float64 conversion, which the Go specification says prevents fusion.
+//
+// With u = 2^e·f and f in [√½, √2), ln(u) = e·ln2 + ln(f), and ln(f) =
+// 2s·Σ z^j/(2j+1) with s = (f-1)/(f+1) and z = s² <= 0.0295: ten terms,
+// evaluated by Estrin's scheme for a short dependency chain, leave a
+// truncation error near 2^-55. Adjacent grid values of u differ in
+// logarithm by at least 2^-40 relative, thousands of times the error, so
+// the result is strictly increasing on the grid.
+func logUnit(u float64) float64 {
+	b := math.Float64bits(u)
+	e := int(b>>52) - 1023
+	f := math.Float64frombits(b&(1<<52-1) | 1023<<52) // in [1, 2)
+	if f > math.Sqrt2 {
+		f, e = f*0.5, e+1
+	}
+	s := (f - 1) / (f + 1)
+	z := float64(s * s)
+	z2 := float64(z * z)
+	z4 := float64(z2 * z2)
+	p01 := 1 + float64(z*(1.0/3))
+	p23 := 1.0/5 + float64(z*(1.0/7))
+	p45 := 1.0/9 + float64(z*(1.0/11))
+	p67 := 1.0/13 + float64(z*(1.0/15))
+	p89 := 1.0/17 + float64(z*(1.0/19))
+	p03 := p01 + float64(z2*p23)
+	p47 := p45 + float64(z2*p67)
+	p := p03 + float64(z4*(p47+float64(z4*p89)))
+	return float64(float64(e)*math.Ln2) + float64(2*s*p)
+}
+
