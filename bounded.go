@@ -72,8 +72,8 @@ const maxBuildWork = 1 << 30
 // Bounded, like a nil *Bounded, is empty: lookups return the zero Node, it
 // has no partitions, and Add builds a placer with the default options.
 type Bounded struct {
-	nodes  []Node // members, ascending by ID
-	straw2        // the nodes' ID hashes and, if weights differ, largest/weight
+	nodes  []Node   // members, ascending by ID
+	straw2          // the nodes' ID hashes and, if weights differ, largest/weight
 	owner  []uint32 // owner[p] indexes the node that owns partition p
 	caps   []int    // caps[i] is node i's capacity
 	c      float64
@@ -106,25 +106,10 @@ func newBounded(cfg config, nodes []Node) (*Bounded, error) {
 	}
 	b := &Bounded{
 		nodes:  nodes,
-		straw2: straw2{seeds: make([]uint64, len(nodes))},
+		straw2: newStraw2(cfg.hasher, nodes, true),
 		owner:  make([]uint32, cfg.partitions),
 		c:      cfg.loadFactor,
 		cfg:    cfg,
-	}
-	top := 0.0
-	for i, n := range nodes {
-		b.seeds[i] = cfg.hasher.sumString(n.ID)
-		top = max(top, n.Weight)
-	}
-	for _, n := range nodes {
-		if n.Weight != top {
-			// Relative to the largest, so that any finite weights work.
-			b.invw = make([]float64, len(nodes))
-			for i, n := range nodes {
-				b.invw[i] = 1 / (n.Weight / top)
-			}
-			break
-		}
 	}
 	b.caps = capacities(cfg.loadFactor, cfg.partitions, nodes)
 	b.assign()
@@ -136,10 +121,7 @@ func newBounded(cfg config, nodes []Node) (*Bounded, error) {
 // where rounding could change the ceiling; then exact rational arithmetic
 // does. Exactness is what guarantees the capacities sum to more than p.
 func capacities(c float64, p int, nodes []Node) []int {
-	total := 0.0
-	for _, n := range nodes {
-		total += n.Weight
-	}
+	total := summarize(nodes).total
 	var exactTotal *big.Rat
 	caps := make([]int, len(nodes))
 	for i, n := range nodes {

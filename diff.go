@@ -521,13 +521,7 @@ func (r *Rendezvous) analyticMove(to Placer) (Movement, bool) {
 	return newMovement(flows, true, 0), true
 }
 
-func totalWeight(nodes []Node) float64 {
-	var t float64
-	for _, n := range nodes {
-		t += n.Weight
-	}
-	return t
-}
+func totalWeight(nodes []Node) float64 { return summarize(nodes).total }
 
 // analyticMove answers for two jump placers with the same hasher. Growing
 // from n to m buckets, a key stays in its bucket i < n with probability

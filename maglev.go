@@ -337,12 +337,9 @@ type turns struct {
 
 func newTurns(nodes []Node) *turns {
 	t := &turns{n: len(nodes)}
-	maxw, equal := 0.0, true
-	for _, n := range nodes {
-		maxw = max(maxw, n.Weight)
-		equal = equal && n.Weight == nodes[0].Weight
-	}
-	if equal {
+	ws := summarize(nodes)
+	maxw := ws.max
+	if ws.equal {
 		return t
 	}
 	t.stride, t.pass, t.heap = make([]uint64, len(nodes)), make([]uint64, len(nodes)), make([]int32, len(nodes))

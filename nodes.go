@@ -39,6 +39,24 @@ func checkNodes(nodes []Node, sorted bool) ([]Node, error) {
 	return out, nil
 }
 
+// weightSummary is what constructors need to know of a node list's
+// weights, computed in one place.
+type weightSummary struct {
+	total float64 // the sum, in list order
+	max   float64 // the largest
+	equal bool    // every weight is the first's
+}
+
+func summarize(nodes []Node) weightSummary {
+	s := weightSummary{equal: true}
+	for _, n := range nodes {
+		s.total += n.Weight
+		s.max = max(s.max, n.Weight)
+		s.equal = s.equal && n.Weight == nodes[0].Weight
+	}
+	return s
+}
+
 // indexOf returns the position of the node with the given ID in nodes,
 // which are sorted by ID, or -1.
 func indexOf(nodes []Node, id string) int {

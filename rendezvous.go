@@ -52,13 +52,9 @@ const (
 // Rendezvous, like a nil *Rendezvous, is empty: lookups return the zero
 // Node, Len is 0, and Add builds a placer with the default options.
 type Rendezvous struct {
-	nodes []Node // ascending by ID
-	straw2       // the nodes' ID hashes and, if weights differ, 1/weight
-	// collide is set when two IDs hash alike: their nodes are then not
-	// independent draws, so Shares and Diff sample rather than use the
-	// closed forms.
-	collide bool
-	cfg     config
+	nodes  []Node // ascending by ID
+	straw2        // the nodes' ID hashes and, if weights differ, 1/weight
+	cfg    config
 }
 
 var _ Placer = (*Rendezvous)(nil)
@@ -82,25 +78,12 @@ func NewRendezvous(nodes []Node, opts ...Option) (*Rendezvous, error) {
 
 // newRendezvous builds the placer of nodes, which checkNodes has sorted.
 func newRendezvous(cfg config, nodes []Node) (*Rendezvous, error) {
-	r := &Rendezvous{nodes: nodes, straw2: straw2{seeds: make([]uint64, len(nodes))}, cfg: cfg}
-	equal := true
-	for i, n := range nodes {
+	for _, n := range nodes {
 		if n.Weight < minRendezvousWeight || n.Weight > maxRendezvousWeight {
 			return nil, fmt.Errorf("%w: node %q has weight %v: rendezvous accepts 2^-100 to 2^100", ErrInvalidWeight, n.ID, n.Weight)
 		}
-		r.seeds[i] = cfg.hasher.sumString(n.ID)
-		equal = equal && n.Weight == nodes[0].Weight
 	}
-	sorted := slices.Clone(r.seeds)
-	slices.Sort(sorted)
-	r.collide = len(slices.Compact(sorted)) < len(r.seeds)
-	if !equal {
-		r.invw = make([]float64, len(nodes))
-		for i, n := range nodes {
-			r.invw[i] = 1 / n.Weight
-		}
-	}
-	return r, nil
+	return &Rendezvous{nodes: nodes, straw2: newStraw2(cfg.hasher, nodes, false), cfg: cfg}, nil
 }
 
 // Lookup returns the node with the best score for key.

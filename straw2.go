@@ -1,6 +1,9 @@
 package chash
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // straw2 ranks nodes for a 64-bit hash by highest random weight with the
 // logarithmic weighting of Ceph's straw2 (see Rendezvous for the scheme and
@@ -11,6 +14,32 @@ import "math"
 type straw2 struct {
 	seeds []uint64  // seeds[i] is the hash of node i's ID
 	invw  []float64 // per node, the inverse of its weight; nil when all are equal
+	// collide is set when two IDs hash alike: their nodes are then ranked
+	// together for every hash, not as independent draws.
+	collide bool
+}
+
+// newStraw2 hashes the nodes' IDs and inverts their weights: 1/w, or, if
+// relative is set, 1/(w/max) so that any positive finite weights work.
+func newStraw2(h hasher, nodes []Node, relative bool) straw2 {
+	s := straw2{seeds: make([]uint64, len(nodes))}
+	for i, n := range nodes {
+		s.seeds[i] = h.sumString(n.ID)
+	}
+	sorted := slices.Clone(s.seeds)
+	slices.Sort(sorted)
+	s.collide = len(slices.Compact(sorted)) < len(s.seeds)
+	if ws := summarize(nodes); !ws.equal {
+		s.invw = make([]float64, len(nodes))
+		for i, n := range nodes {
+			if relative {
+				s.invw[i] = 1 / (n.Weight / ws.max)
+			} else {
+				s.invw[i] = 1 / n.Weight
+			}
+		}
+	}
+	return s
 }
 
 // topBatch is how many candidates appendTop selects per pass over the
