@@ -131,13 +131,13 @@ func slotPoints(size uint64, owner func(e uint64) int) []point {
 }
 
 // Diff reports how keys move when placement changes from old to new: any
-// algorithms, any memberships. It is exact for two rings with the same
-// Hasher (a merge of their points, O(P1+P2): two 1,000-node rings of 160
-// points a node take under 20 ms) and for other placers that expose their
-// structure; otherwise it places SampleKeys fixed keys with both placers
-// (2·SampleKeys lookups, spread over GOMAXPROCS goroutines, with the same
-// result every time: about 50 ms for 10-node rings on 2 cores) and reports
-// Exact false.
+// algorithms, any memberships. It is exact for two rings, Maglev tables or
+// bounded-load placers with the same Hasher (a merge of their steps,
+// O(P1+P2)), and for two rendezvous or two jump placers with the same
+// Hasher (closed forms from the weights, exact up to float64 rounding);
+// otherwise it places SampleKeys fixed keys with both placers (2·SampleKeys
+// lookups, spread over GOMAXPROCS goroutines, with the same result every
+// time) and reports Exact false.
 // A Holder is read once. It fails with ErrNoNodes if either placer is nil
 // or empty, and with ErrUnknownNode if a placer returns a non-member.
 // Diff is safe for concurrent use.

@@ -11,4 +11,69 @@
 // [Hasher] place every key identically in every process and on every platform,
 // whatever order the nodes were given in (for [Jump], the order is the bucket
 // numbering).
+//
+// # Choosing an algorithm
+//
+//   - [NewRing]: O(1) lookups, any add, remove or reweight moves only the
+//     changed node's keys; balance within about 1/√vnodes. A general default,
+//     and with [WithKetama] the placement of other ketama clients.
+//   - [NewRendezvous]: O(n) lookups, exact weights, exact minimal movement and
+//     a natural ranked replica list; up to about a hundred nodes.
+//   - [NewJump]: O(log n) lookups, no memory, perfect balance; equal weights
+//     and numbered buckets that grow and shrink at the end.
+//   - [NewMaglev]: the fastest lookups (one table read), near-perfect balance;
+//     a membership change moves a small documented fraction more than the
+//     minimum.
+//   - [NewBounded]: O(1) lookups with a hard cap on any node's share of the
+//     key space.
+//
+// [ParseAlgorithm] and [New] choose one from configuration.
+//
+// # Weights
+//
+// [Node.Weight] is a relative capacity. Rendezvous, Maglev and bounded-load
+// placement depend only on the ratios of the weights. A ring counts points,
+// round(vnodes × weight / unit), so that its nodes stay independent of each
+// other (changing one weight moves keys only to or from that node); give
+// weights in any unit with [WithWeightUnit], and a weight the ring cannot
+// honour within 5% of its points is an error, never a silently distorted
+// share.
+//
+// # Membership changes
+//
+// Each placer's Add and Remove derive a new placer from the old one at the
+// algorithm's cheapest cost; [Derive] does the same for code that holds only
+// a Placer, including weight changes. Store the result in a [Holder] after
+// checking its error.
+//
+// # Measuring a change
+//
+// [Diff] reports which keys move between two placements, node to node,
+// exactly where the structure allows; [Shares] reports each node's share of
+// the key space. The chash command (cmd/chash) prints both, and plans a
+// cache rollout from them.
+//
+// # Live load
+//
+// [NewBalancer] routes requests to the first node in a key's preference
+// order ([Placer.AppendTopK]) whose in-flight count stays within a bound.
+//
+// # IDs from untrusted sources
+//
+// xxhash64 is invertible, so whoever chooses node IDs can choose their
+// hashes: IDs that collide make nodes own nothing, and IDs in a chosen
+// progression make ring nodes share points. Builds and lookups stay fast and
+// correct under such IDs (a lookup is O(log P) at worst, a Maglev build O(M)
+// for nodes that collide and bounded otherwise, and Diff and Shares never
+// report a wrong result as exact), but the balance is the attacker's. Where
+// IDs come from service discovery or users, place with a secret seed,
+// [WithHasher]([XXHashSeed](secret)), shared by every process that must
+// agree.
+//
+// # Zero values
+//
+// The zero value and the nil pointer of every placer and of [Holder] behave
+// as an empty placer: lookups return the zero [Node], AppendTopK appends
+// nothing and Len is 0. A Holder stores a nil pointer as empty, so an
+// unchecked failed constructor cannot crash a later lookup.
 package chash

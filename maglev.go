@@ -86,9 +86,8 @@ var _ Placer = (*Maglev)(nil)
 // Building walks each node's preference list past taken entries: about
 // M·ln M probes of an M-bit bitmap and never more than N·M, O(M log M) in
 // practice, plus O(log N) per entry when weights differ. It allocates the
-// table, the bitmap and O(N) of per-node state, never an N × M matrix: at
-// M = 65537 and 10 to 1,000 nodes, about 1.2 to 1.7 ms of CPU and 82 to
-// 182 KiB; at M = 655373, 12 to 18 ms and 0.72 to 1.4 MiB.
+// table, the bitmap and O(N) of per-node state, never an N × M matrix
+// (BENCHMARKS.md, BenchmarkMaglevBuild, has the time and bytes).
 func NewMaglev(nodes []Node, opts ...Option) (*Maglev, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {

@@ -36,16 +36,14 @@ const (
 // key, and the one with the higher ID never owns a key.
 //
 // Lookup is O(n) for n nodes: with equal weights one mix64 and one compare
-// per node (19 instructions, measured at about 2 ns per node on a shared
-// 2-core server). Unequal weights add a logarithm only for nodes that might
-// win: a bound from ln(u) <= u-1 skips it for the rest, so 1,000 weighted
-// nodes cost about 1.5 times 1,000 equal ones. Measured beside the O(1)
-// lookups of Ring, Maglev and Jump, rendezvous is as fast at 8 nodes, about
-// 5 times slower at 64 and 50 to 70 times slower at 1,000 (2 to 2.5 µs).
-// It is the right choice up to about a hundred nodes, or beyond that when
+// per node. Unequal weights add a logarithm only for nodes that might win:
+// a bound from ln(u) <= u-1 skips it for the rest, about ln(n) logarithms
+// per lookup. Beside the O(1) lookups of Ring, Maglev and Jump it is as fast
+// at a few nodes and falls behind linearly (BENCHMARKS.md, BenchmarkLookup):
+// it is the right choice up to about a hundred nodes, or beyond that when
 // exact weights, zero collateral movement or ranked replicas matter more
-// than microseconds per lookup. Memory is 32 bytes per node beside the IDs,
-// 40 with unequal weights.
+// than the cost of a lookup. Memory is 8 bytes per node beside the node
+// list, 16 with unequal weights.
 //
 // A Rendezvous is immutable and safe for concurrent use; Add and Remove
 // derive new ones. Nodes are reported in ascending ID order. The zero

@@ -21,16 +21,21 @@ const maxPoints = 1 << 24
 // 1997): each node owns points on a 64-bit circle, and a key belongs to the
 // first point at or after its hash, wrapping around.
 //
-// A node has round(vnodes × weight) points, at least one, so its share of
-// keys is proportional to its weight; the load's coefficient of variation
-// is about 1/sqrt(vnodes). Adding, removing or reweighting one node moves
-// keys only to or from that node. Points that collide are ordered by node
-// ID, so the ring does not depend on the order nodes were given in.
+// A node of weight w has round(vnodes × w / unit) points (WithVnodes,
+// default 160; WithWeightUnit, default 1), so its share of keys is
+// proportional to its weight; the load's coefficient of variation is about
+// 1/sqrt(vnodes). A node's points depend on its own ID and weight only, so
+// adding, removing or reweighting one node moves keys only to or from that
+// node. Points that collide are ordered by node ID, so the ring does not
+// depend on the order nodes were given in.
 //
 // Lookups cost one hash, one read of a bucket index and, on average, one or
-// two point comparisons: O(1) expected, whatever the ring's size. Memory is
-// 16 bytes per point plus 4 to 8 bytes per point of index, at most 24 bytes
-// per point (64 nodes at 160 points: about 240 KiB).
+// two point comparisons: O(1) expected operations (a bucket crowded by
+// crafted IDs is bisected, O(log P)). Memory is 16 bytes per point plus 4 to
+// 8 bytes per point of index, at most 24 bytes per point (64 nodes at 160
+// points: about 240 KiB); past a few hundred thousand points the ring no
+// longer fits in cache and each lookup pays about two cache misses
+// (BENCHMARKS.md).
 //
 // A Ring is immutable and safe for concurrent use; Add and Remove derive new
 // rings. Nodes are reported in ascending ID order. The zero Ring, like a
@@ -53,10 +58,14 @@ type point struct {
 
 var _ Placer = (*Ring)(nil)
 
-// NewRing builds a ring of the given nodes. It uses WithHasher and
-// WithVnodes (default 160 points per unit of weight), or WithKetama, and
-// ignores the other options. It fails if nodes is empty, an ID is empty or repeated, a weight
-// is negative, NaN or infinite, or the ring would exceed 1<<24 points.
+// NewRing builds a ring of the given nodes. It uses WithHasher, WithVnodes
+// (default 160 points per unit of weight) and WithWeightUnit (default 1), or
+// WithKetama instead of them, and ignores the other options. It fails if
+// nodes is empty, an ID is empty or repeated, a weight is negative, NaN or
+// infinite (ErrInvalidWeight), a weight would get a point count rounded by
+// more than 5% of itself, fewer than 10 points unless nearly a whole number
+// (ErrInvalidWeight: give weights in a smaller unit), or the ring would
+// exceed 1<<24 points (ErrTooLarge: a larger unit).
 func NewRing(nodes []Node, opts ...Option) (*Ring, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
