@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -83,4 +84,33 @@ func TestDeriveKeepsOptions(t *testing.T) {
 			assert.Equal(t, want.AppendTopKString(nil, k, 3), got.AppendTopKString(buf[:0], k, 3), "%v %s", a, k)
 		}
 	}
+}
+
+// FuzzDerive: Derive from any placer to any node list gives what the
+// constructor gives for that list, or an error, never a panic.
+func FuzzDerive(f *testing.F) {
+	f.Add(uint8(1), "a,b,c", []byte{0, 0, 0}, "a,c,d", []byte{1, 4, 0}, "k")
+	f.Add(uint8(3), "a,b,c,d", []byte{}, "a,x,c", []byte{}, "")
+	f.Add(uint8(5), "n", []byte{2}, "n,m", []byte{9, 1}, "key")
+	f.Fuzz(func(t *testing.T, alg uint8, olds string, ow []byte, news string, nw []byte, key string) {
+		a := chash.Algorithms()[int(alg)%len(chash.Algorithms())]
+		opts := []chash.Option{chash.WithTableSize(1009), chash.WithPartitions(256), chash.WithVnodes(20)}
+		p, err := chash.New(a, conformance.FuzzNodes(olds, ow), opts...)
+		if err != nil {
+			return
+		}
+		next := conformance.FuzzNodes(news, nw)
+		q, err := chash.Derive(p, next)
+		if err != nil {
+			require.Nil(t, q)
+			return
+		}
+		conformance.Check(t, q, key, 4)
+		if a == chash.AlgorithmJump {
+			return // bucket order follows p, not next
+		}
+		want, err := chash.New(a, next, opts...)
+		require.NoError(t, err, "Derive succeeded where New fails")
+		require.Equal(t, want.AppendTopKString(nil, key, 3), q.AppendTopKString(nil, key, 3))
+	})
 }

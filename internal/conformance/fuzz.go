@@ -52,4 +52,10 @@ func Check(t *testing.T, p chash.Placer, key string, k int) {
 	if len(top) > 0 && top[0] != first {
 		t.Fatalf("AppendTopK(%q, %d)[0] = %v, Lookup %v", key, k, top[0], first)
 	}
+	if len(top) > 1 {
+		shorter := p.AppendTopKString(nil, key, len(top)-1)
+		if !slices.Equal(shorter, top[:len(top)-1]) {
+			t.Fatalf("AppendTopK(%q, %d) = %v is not a prefix of AppendTopK(%d) = %v", key, len(top)-1, shorter, len(top), top)
+		}
+	}
 }
