@@ -3,10 +3,11 @@ package chash
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/cespare/xxhash/v2"
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // DefaultTableSize is Maglev's lookup table size unless WithTableSize says

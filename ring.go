@@ -3,11 +3,12 @@ package chash
 import (
 	"cmp"
 	"fmt"
-	"github.com/cespare/xxhash/v2"
 	"math"
 	"math/bits"
 	"slices"
 	"sort"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // DefaultVnodes is the ring's points per unit of weight unless WithVnodes

@@ -5,9 +5,10 @@ import (
 	"math"
 	"slices"
 
+	"testing"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"testing"
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"

@@ -46,15 +46,6 @@ func newStraw2(h hasher, nodes []Node, relative bool) straw2 {
 // nodes; its array lives on the stack.
 const topBatch = 16
 
-// score returns node i's candidate for hash h.
-func (s *straw2) score(h uint64, i int) candidate {
-	m := mix64(h ^ s.seeds[i])
-	if s.invw == nil {
-		return candidate{m: m, i: i}
-	}
-	return candidate{v: logUnit(unit(m)) * s.invw[i], m: m, i: i}
-}
-
 // best returns the index of the node that ranks first for h.
 func (s *straw2) best(h uint64) int {
 	if s.invw != nil {
@@ -251,4 +242,3 @@ func logUnit(u float64) float64 {
 	p := p03 + float64(z4*(p47+float64(z4*p89)))
 	return float64(float64(e)*math.Ln2) + float64(2*s*p)
 }
-
