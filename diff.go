@@ -453,10 +453,10 @@ func (r *Rendezvous) analyticShares() (Ownership, bool) {
 }
 
 // analyticShares: each of n jump buckets owns 1/n of the keys.
-func (j *Jump) analyticShares() (Ownership, bool) {
-	o := Ownership{Shares: make([]Share, len(j.nodes)), Exact: true}
-	for i, n := range j.nodes {
-		o.Shares[i] = Share{Node: n, Fraction: 1 / float64(len(j.nodes))}
+func (p *Jump) analyticShares() (Ownership, bool) {
+	o := Ownership{Shares: make([]Share, len(p.nodes)), Exact: true}
+	for i, n := range p.nodes {
+		o.Shares[i] = Share{Node: n, Fraction: 1 / float64(len(p.nodes))}
 	}
 	return o, true
 }
@@ -530,12 +530,12 @@ func totalWeight(nodes []Node) float64 { return summarize(nodes).total }
 // Shrinking is the same with the roles swapped. Flows are by bucket, then
 // named by each placement's node at that bucket; distinct bucket pairs name
 // distinct node pairs, since each placement's IDs are distinct.
-func (j *Jump) analyticMove(to Placer) (Movement, bool) {
+func (p *Jump) analyticMove(to Placer) (Movement, bool) {
 	q, ok := to.(*Jump)
-	if !ok || !(keySpace{hasher: j.cfg.hasher}).same(keySpace{hasher: q.cfg.hasher}) {
+	if !ok || !(keySpace{hasher: p.cfg.hasher}).same(keySpace{hasher: q.cfg.hasher}) {
 		return Movement{}, false
 	}
-	small, large, grow := j.nodes, q.nodes, true
+	small, large, grow := p.nodes, q.nodes, true
 	if len(small) > len(large) {
 		small, large, grow = large, small, false
 	}
