@@ -17,7 +17,8 @@ import (
 const SampleKeys = 1 << 20
 
 // Flow is the fraction of the key space owned by From in the old placement
-// and by To in the new one. From == To means keys that stay.
+// and by To in the new one. From == To means keys that stay. The zero
+// Flow carries no keys.
 type Flow struct {
 	From, To string
 	Fraction float64
@@ -25,7 +26,8 @@ type Flow struct {
 
 // Movement is what changing from one placement to another does to the
 // keys: the from -> to matrix as a sparse list of flows, and the fraction
-// of the key space that changes owner.
+// of the key space that changes owner. The zero Movement moves nothing and
+// has no flows.
 type Movement struct {
 	// Moved is the fraction of keys whose owner changes: the sum of the
 	// flows with From != To.
@@ -42,13 +44,15 @@ type Movement struct {
 	Samples int
 }
 
-// Share is one node's ownership of the key space.
+// Share is one node's ownership of the key space. The zero Share is an
+// unnamed node owning nothing.
 type Share struct {
 	Node     Node
 	Fraction float64
 }
 
-// Ownership is how a placer divides the key space among its nodes.
+// Ownership is how a placer divides the key space among its nodes. The
+// zero Ownership has no shares; its Loads is empty and CV and Peak are 0.
 type Ownership struct {
 	// Shares has one entry per member, in the order of the placer's
 	// Nodes. The fractions sum to 1.

@@ -9,7 +9,8 @@ import (
 // Option configures a constructor. Options are validated when they are
 // applied: a constructor given an out-of-range value returns an error that
 // wraps ErrInvalidOption. An option that does not apply to an algorithm is
-// ignored by it.
+// ignored by it; options that contradict each other are an error. A nil
+// Option is ignored.
 type Option func(*config) error
 
 // config holds every option's value. Options set fields; newConfig then

@@ -2,7 +2,8 @@ package chash
 
 import "reflect"
 
-// Node is a member of a placement: a node, shard or backend.
+// Node is a member of a placement: a node, shard or backend. The zero Node,
+// with no ID, is what empty placers return; constructors reject it.
 type Node struct {
 	// ID is the node's stable identity and the only part of it that is
 	// hashed for placement. It need not be an address: naming nodes by a
