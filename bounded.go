@@ -17,6 +17,10 @@ const DefaultPartitions = 1 << 14
 // unless WithLoadFactor says otherwise.
 const DefaultLoadFactor = 1.25
 
+// boundedAlts is how many choices after the owner Bounded stores per
+// partition: AppendTopK up to k = boundedAlts+1 reads them, O(1).
+const boundedAlts = 3
+
 // maxBuildWork bounds partitions × nodes, the score evaluations a build
 // performs (about a second of work).
 const maxBuildWork = 1 << 30
@@ -60,12 +64,13 @@ const maxBuildWork = 1 << 30
 // figures: at 4096 partitions, 1,000 nodes move 2.0 times the minimum at
 // c = 1.1 and the largest node holds 1.47 times the mean at c = 1.25
 // (1.28 at 16384); 65536 partitions move 1.2 times the minimum but take
-// 256 KiB and four times as long to build (0.3 s at 1,000 nodes).
+// four times the memory and four times as long to build.
 //
 // A lookup is one hash, a multiply-shift reduction of it to a partition
 // (the high 64 bits of hash × P) and one table read: O(1), no allocation.
-// A build scores every partition against every node: O(P × n) time,
-// 4 bytes a partition plus about 50 bytes a node of memory.
+// A build scores every partition against every node: O(P × n) time. It
+// keeps 16 bytes a partition (the owner and the next three choices, which
+// make AppendTopK up to k = 4 a table read too) plus about 50 bytes a node.
 //
 // A Bounded is immutable and safe for concurrent use; Add and Remove
 // derive new placers. Nodes are reported in ascending ID order. The zero
@@ -75,6 +80,9 @@ type Bounded struct {
 	nodes  []Node   // members, ascending by ID
 	straw2          // the nodes' ID hashes and, if weights differ, largest/weight
 	owner  []uint32 // owner[p] indexes the node that owns partition p
+	// alts[p*boundedAlts:][:boundedAlts] index partition p's next choices
+	// after its owner, in rendezvous order (as many as there are nodes).
+	alts []uint32
 	caps   []int    // caps[i] is node i's capacity
 	c      float64
 	cfg    config
@@ -108,6 +116,7 @@ func newBounded(cfg config, nodes []Node) (*Bounded, error) {
 		nodes:  nodes,
 		straw2: newStraw2(cfg.hasher, nodes, true),
 		owner:  make([]uint32, cfg.partitions),
+		alts:   make([]uint32, cfg.partitions*boundedAlts),
 		c:      cfg.loadFactor,
 		cfg:    cfg,
 	}
@@ -153,20 +162,27 @@ func capacities(c float64, p int, nodes []Node) []int {
 }
 
 // assign is the bounded-load pass: partitions in index order, each to the
-// highest-ranked node that still has room. open lists the nodes with room;
-// ties go to the lower index, so the order of open does not matter.
+// highest-ranked node that still has room. The same pass stores each
+// partition's next alternates, the first nodes of its rendezvous order
+// other than its owner, so that AppendTopK for small k reads a table.
 func (b *Bounded) assign() {
-	open := make([]int, len(b.nodes))
-	for i := range open {
-		open[i] = i
-	}
+	full := make([]bool, len(b.nodes))
 	load := make([]int, len(b.nodes))
+	var top [boundedAlts + 1]candidate
 	for p := range b.owner {
-		best, at := b.bestOf(partitionHash(p), open)
+		ranked := top[:min(len(top), len(b.nodes))]
+		best := b.rankOpen(partitionHash(p), full, ranked)
 		b.owner[p] = uint32(best)
 		if load[best]++; load[best] == b.caps[best] {
-			open[at] = open[len(open)-1]
-			open = open[:len(open)-1]
+			full[best] = true
+		}
+		alts := b.alts[p*boundedAlts : (p+1)*boundedAlts]
+		j := 0
+		for _, c := range ranked {
+			if c.i != best && j < len(alts) {
+				alts[j] = uint32(c.i)
+				j++
+			}
 		}
 	}
 }
@@ -271,8 +287,9 @@ func (b *Bounded) Capacity(id string) int {
 // partition, then the other nodes in the partition's rendezvous order, the
 // order the bounded-load pass tried them in. Every key of a partition gets
 // the same list, and second choices are spread evenly over the other
-// nodes. It scores every node once per 16 nodes appended: O(n × ceil(k/16))
-// time, no allocation when dst has room.
+// nodes. Up to k = 4 it reads the partition's stored choices, O(1); beyond,
+// it scores every node once per 16 nodes appended, O(n × ceil(k/16)). No
+// allocation when dst has room.
 func (b *Bounded) AppendTopK(dst []Node, key []byte, k int) []Node {
 	if b.empty() {
 		return dst
@@ -295,6 +312,12 @@ func (b *Bounded) appendTopK(dst []Node, p, k int) []Node {
 	}
 	own := int(b.owner[p])
 	dst = append(dst, b.nodes[own])
+	if k-1 <= boundedAlts {
+		for _, i := range b.alts[p*boundedAlts:][:k-1] {
+			dst = append(dst, b.nodes[i])
+		}
+		return dst
+	}
 	return b.appendTop(dst, b.nodes, partitionHash(p), k-1, own)
 }
 

@@ -81,29 +81,38 @@ func (s *straw2) bestWeighted(h uint64) int {
 	return best.i
 }
 
-// bestOf returns the node among open (indexes of nodes) that ranks first
-// for h, and its position in open; open must not be empty.
-func (s *straw2) bestOf(h uint64, open []int) (best, at int) {
-	top := candidate{v: math.Inf(-1), i: -1}
-	cut := math.Inf(-1)
-	for j, i := range open {
-		m := mix64(h ^ s.seeds[i])
-		c := candidate{m: m, i: i}
+// rankOpen fills top with the len(top) nodes that rank first for h, best
+// first (fewer if there are fewer nodes), and returns the index of the best
+// node that is not full, or -1 if every node is full: one pass serves the
+// bounded-load assignment and its stored alternates.
+func (s *straw2) rankOpen(h uint64, full []bool, top []candidate) (best int) {
+	bestOpen := candidate{v: math.Inf(-1), i: -1}
+	n := 0
+	// A node can be skipped when it can neither enter top nor beat the
+	// best open node: below both cuts (see pruneBound).
+	cutTop, cutOpen := math.Inf(-1), math.Inf(-1)
+	for i, seed := range s.seeds {
+		c := candidate{m: mix64(h ^ seed), i: i}
 		if s.invw != nil {
-			u := unit(m)
-			if (u-1)*s.invw[i] < cut {
+			u := unit(c.m)
+			if b := (u - 1) * s.invw[i]; b < cutTop && b < cutOpen {
 				continue
 			}
 			c.v = logUnit(u) * s.invw[i]
 		}
-		if top.i < 0 || c.beats(top) {
-			top, at = c, j
+		if !full[i] && (bestOpen.i < 0 || c.beats(bestOpen)) {
+			bestOpen = c
 			if s.invw != nil {
-				cut = pruneBound(c.v)
+				cutOpen = pruneBound(c.v)
+			}
+		}
+		if n < len(top) || c.beats(top[n-1]) {
+			if n = insert(top, n, c); n == len(top) && s.invw != nil {
+				cutTop = pruneBound(top[n-1].v)
 			}
 		}
 	}
-	return top.i, at
+	return bestOpen.i
 }
 
 // appendTop appends the k nodes that rank first for h, best first, leaving
