@@ -219,8 +219,11 @@ func (g *Maglev) appendTopK(dst []Node, h uint64, k int) []Node {
 		return dst
 	}
 	start := len(dst)
+	seen := newPicked(len(g.nodes), k)
 	s := g.slot(h)
-	dst = append(dst, g.nodes[g.at(s)])
+	first := g.at(s)
+	seen.take(first, "", nil)
+	dst = append(dst, g.nodes[first])
 	h2 := mix64(h ^ maglevTopKSalt)
 	stride, _ := bits.Mul64(h2, g.size-1)
 	stride++
@@ -228,19 +231,20 @@ func (g *Maglev) appendTopK(dst []Node, h uint64, k int) []Node {
 		if s += stride; s >= g.size {
 			s -= g.size
 		}
-		if n := &g.nodes[g.at(s)]; absent(dst[start:], n.ID) {
-			dst = append(dst, *n)
+		if j := g.at(s); seen.take(j, g.nodes[j].ID, dst[start:]) {
+			dst = append(dst, g.nodes[j])
 		}
 	}
 	i, _ := bits.Mul64(mix64(h2), uint64(len(g.nodes)))
 	for len(dst)-start < k {
-		if n := &g.nodes[i]; absent(dst[start:], n.ID) {
+		if n := &g.nodes[i]; seen.take(int(i), n.ID, dst[start:]) {
 			dst = append(dst, *n)
 		}
 		if i++; i == uint64(len(g.nodes)) {
 			i = 0
 		}
 	}
+	seen.release()
 	return dst
 }
 

@@ -240,11 +240,15 @@ func (r *Ring) AppendTopKString(dst []Node, key string, k int) []Node {
 
 func (r *Ring) appendTopK(dst []Node, h uint64, k int) []Node {
 	k = clampK(k, len(r.nodes))
+	if k == 0 {
+		return dst
+	}
 	start := len(dst)
+	seen := newPicked(len(r.nodes), k)
 	i := r.find(h)
 	for walked := 0; len(dst)-start < k && walked < len(r.points); walked++ {
-		n := &r.nodes[r.points[i].node]
-		if absent(dst[start:], n.ID) {
+		j := int(r.points[i].node)
+		if n := &r.nodes[j]; seen.take(j, n.ID, dst[start:]) {
 			dst = append(dst, *n)
 		}
 		if i++; i == len(r.points) {
@@ -253,10 +257,11 @@ func (r *Ring) appendTopK(dst []Node, h uint64, k int) []Node {
 	}
 	// A ketama node of tiny weight can own no point; it comes last.
 	for j := 0; len(dst)-start < k && j < len(r.nodes); j++ {
-		if absent(dst[start:], r.nodes[j].ID) {
+		if seen.take(j, r.nodes[j].ID, dst[start:]) {
 			dst = append(dst, r.nodes[j])
 		}
 	}
+	seen.release()
 	return dst
 }
 

@@ -120,6 +120,9 @@ func (s *straw2) rankOpen(h uint64, full []bool, top []candidate) (best int) {
 // array of topBatch on the stack rather than sorting all n scores: k <= 16
 // costs one pass, O(n), and larger k one pass per 16 nodes, O(n·⌈k/16⌉).
 func (s *straw2) appendTop(dst []Node, nodes []Node, h uint64, k, skip int) []Node {
+	if k > bigK {
+		return s.appendSorted(dst, nodes, h, k, skip)
+	}
 	var top [topBatch]candidate
 	// Each pass selects the best candidates ranked after floor, the last
 	// one appended; the first pass's floor beats every real candidate.
@@ -136,6 +139,35 @@ func (s *straw2) appendTop(dst []Node, nodes []Node, h uint64, k, skip int) []No
 		floor = top[b-1]
 		k -= b
 	}
+	return dst
+}
+
+// appendSorted is appendTop for large k: it scores every node into a
+// pooled buffer and sorts it, O(n log n) instead of O(n·k/16).
+func (s *straw2) appendSorted(dst []Node, nodes []Node, h uint64, k, skip int) []Node {
+	buf := candidates.Get().(*[]candidate)
+	all := (*buf)[:0]
+	for i, seed := range s.seeds {
+		if i == skip {
+			continue
+		}
+		c := candidate{m: mix64(h ^ seed), i: i}
+		if s.invw != nil {
+			c.v = logUnit(unit(c.m)) * s.invw[i]
+		}
+		all = append(all, c)
+	}
+	slices.SortFunc(all, func(a, b candidate) int {
+		if a.beats(b) {
+			return -1
+		}
+		return 1 // candidates are never equal: their indexes differ
+	})
+	for _, c := range all[:min(k, len(all))] {
+		dst = append(dst, nodes[c.i])
+	}
+	*buf = all
+	candidates.Put(buf)
 	return dst
 }
 
