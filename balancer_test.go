@@ -316,7 +316,7 @@ func TestBalancerConcurrent(t *testing.T) {
 	checkZero(t, b)
 }
 
-func checkZero(t *testing.T, b *chash.Balancer) {
+func checkZero(t testing.TB, b *chash.Balancer) {
 	t.Helper()
 	assert.Zero(t, b.InFlight(), "in flight at the end")
 	for _, n := range b.Placer().Nodes() {
