@@ -137,11 +137,14 @@ func (h *HotKeys) Share(key []byte) float64 { return h.shareHash(xxhash.Sum64(ke
 // ShareString is Share for a string key.
 func (h *HotKeys) ShareString(key string) float64 { return h.shareHash(xxhash.Sum64String(key)) }
 
-// cell returns row j's counter for hash x (double hashing: Kirsch and
-// Mitzenmacher, "Less Hashing, Same Performance", 2006).
-func (h *HotKeys) cell(x uint64, j int) *atomic.Uint32 {
-	lo, hi := x, mix64(x)|1
-	return &h.cells[uint64(j)*(h.mask+1)+(lo+uint64(j)*hi)&h.mask]
+// index returns the positions of hash x's counters, one a row. The rows
+// index with disjoint 32-bit parts of x and of mix64(x), so that two keys
+// share a counter in every row only by chance in each (double hashing,
+// (x + j·y) mod width, would make them share all four whenever they share
+// two).
+func (h *HotKeys) index(x uint64) [hotRows]uint64 {
+	y, w := mix64(x), h.mask+1
+	return [hotRows]uint64{x & h.mask, w + (x>>32)&h.mask, 2*w + y&h.mask, 3*w + (y>>32)&h.mask}
 }
 
 func (h *HotKeys) observeHash(x uint64, k key) {
@@ -149,8 +152,8 @@ func (h *HotKeys) observeHash(x uint64, k key) {
 		return
 	}
 	est := uint32(math.MaxUint32)
-	for j := 0; j < hotRows; j++ {
-		est = min(est, h.cell(x, j).Add(1))
+	for _, i := range h.index(x) {
+		est = min(est, h.cells[i].Add(1))
 	}
 	tot := h.total.Add(1)
 	if float64(est) >= h.threshold*float64(max(tot, h.window)) {
@@ -164,14 +167,14 @@ func (h *HotKeys) observeHash(x uint64, k key) {
 
 func (h *HotKeys) estimate(x uint64) uint32 {
 	est := uint32(math.MaxUint32)
-	for j := 0; j < hotRows; j++ {
-		est = min(est, h.cell(x, j).Load())
+	for _, i := range h.index(x) {
+		est = min(est, h.cells[i].Load())
 	}
 	return est
 }
 
 func (h *HotKeys) shareHash(x uint64) float64 {
-	if h == nil || h.cells == nil || h.cell(x, 0).Load() < h.gate {
+	if h == nil || h.cells == nil || h.cells[x&h.mask].Load() < h.gate {
 		return 0
 	}
 	s := float64(h.estimate(x)) / float64(max(h.total.Load(), h.window))
