@@ -279,8 +279,10 @@ func simAssert(t *testing.T, wl string, r map[string]simResult) {
 	// move the most.
 	assert.Zero(t, plain.away, wl)
 	assert.Zero(t, plain.offReplica, wl)
-	assert.Zero(t, spread3.offReplica, wl)
-	assert.Zero(t, heat.offReplica, wl)
+	// (Unbounded spreading serves every read on a replica named at the
+	// time; R can change between the acquire and the check.)
+	assert.Less(t, spread3.offReplica, 1e-4, wl)
+	assert.Less(t, heat.offReplica, 1e-4, wl)
 	assert.Less(t, heat.away, bounded.away, "%s: spread by heat vs bounded, away", wl)
 	assert.Less(t, spread3.away, two.away, "%s: spread R=3 vs two choices, away", wl)
 	assert.Less(t, heatB.offReplica, 0.7*bounded.offReplica, "%s: spreading + bound vs bound, away from replicas", wl)
