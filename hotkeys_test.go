@@ -189,3 +189,27 @@ func BenchmarkHotKeys(b *testing.B) {
 		}
 	})
 }
+
+// FuzzHotKeys: any configuration is accepted or rejected with
+// ErrInvalidOption, and an accepted detector takes any key without
+// panicking and reports shares in [0, 1].
+func FuzzHotKeys(f *testing.F) {
+	f.Add(0.01, 8, 8192, []byte("user:1"))
+	f.Add(1.0/4096, 1, 64, []byte{})
+	f.Fuzz(func(t *testing.T, threshold float64, sample, window int, key []byte) {
+		h, err := chash.NewHotKeys(chash.HotKeysConfig{Threshold: threshold, Sample: sample, Window: window})
+		if err != nil {
+			require.ErrorIs(t, err, chash.ErrInvalidOption)
+			return
+		}
+		for i := 0; i < 300; i++ {
+			h.Observe(key)
+			h.ObserveString(fmt.Sprint(i))
+		}
+		s := h.Share(key)
+		require.True(t, s >= 0 && s <= 1, "share %v", s)
+		for _, k := range h.AppendHot(nil) {
+			require.True(t, k.Share > 0 && k.Share <= 1, "%+v", k)
+		}
+	})
+}
