@@ -2,6 +2,7 @@ package chash
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 )
@@ -9,58 +10,84 @@ import (
 // Balancer routes requests to nodes by a Placer's preference order while
 // bounding each node's in-flight load, as Envoy's hash_balance_factor and
 // HAProxy's hash-balance-factor do (after Mirrokni, Thorup and
-// Zadimoghaddam, "Consistent Hashing with Bounded Loads", SODA 2018).
+// Zadimoghaddam, "Consistent Hashing with Bounded Loads", SODA 2018), and
+// optionally picks the lighter of a key's first d choices (power of d
+// choices) and spreads the reads of hot keys over several replicas.
 //
-// Acquire counts the request in the balancer's in-flight total t, then
-// walks the key's preference order (the wrapped placer's AppendTopK) and
-// takes the first node i whose in-flight count, after taking it, is at most
+// Acquire counts the request in the balancer's in-flight total t, chooses
+// a candidate (the key's first choice; with [WithChoices], the lightest of
+// its first d, the first kept unless another is strictly lighter for its
+// weight; with [WithHotKeys], for a hot key, the lighter of two of its
+// first R), and takes it if its in-flight count, after taking it, is at most
 //
 //	ceil(c × t × w_i / W)
 //
-// for load factor c and total weight W. The claim is a compare-and-swap on
-// the node's counter, so the bound holds at the moment of every acquire
-// against the total that acquire counted: every lease not yet released when
-// it began, plus itself and any acquires running with it. Releases that
-// complete while an acquire runs can leave the node above the bound for the
-// smaller total; the bound is checked at acquire, never enforced on release.
-// (Where c × t × w_i / W lies within 2^-40 of an integer, float rounding
-// may make the bound one request stricter, never looser.) Since the bounds
-// sum to c × t > t, a lone acquire always finds room;
-// concurrent ones that find none retry once with the grown total and then
-// return ErrOverloaded, without spinning.
+// for load factor c and total weight W. A candidate without room spills
+// to the next node in the key's preference order (the placer's AppendTopK)
+// that has room. The claim is a compare-and-swap on the node's counter, so
+// the bound holds at the moment of every acquire against the total that
+// acquire counted: every lease not yet released when it began, plus itself
+// and any acquires running with it. Releases that complete while an acquire
+// runs can leave the node above the bound for the smaller total; the bound
+// is checked at acquire, never enforced on release. (Where c × t × w_i / W
+// lies within 2^-40 of an integer, float rounding may make the bound one
+// request stricter, never looser.) [WithoutLoadBound] removes the bound.
+//
+// Since the bounds sum to c × t > t, some node always has room for a lone
+// acquire, and a lone acquire always finds it: the spill walks AppendTopK
+// lists of 8, 64, 512, ... nodes, trying each list whole (so it does not
+// rely on a shorter list being a prefix of a longer one), and then makes
+// one pass over every member. Concurrent acquires that find no room retry
+// that pass once with the grown total and then return ErrOverloaded,
+// without spinning.
 //
 // Cost: when the first choice has room, an acquire is one Lookup, one map
-// read (none for a Bounded placer) and one compare-and-swap, and a release two atomic adds. When nodes
-// are full the walk asks the placer for 8, 64, 512, ... nodes until one has
-// room, so the worst case, every node full, costs about 8/7 of
-// AppendTopK(Len) plus two map reads and atomic loads a node. Acquire and
+// read (none for a Bounded placer) and one compare-and-swap, and a release
+// two atomic adds; WithChoices(d) replaces the Lookup by AppendTopK(d) and
+// d map reads. When nodes are full the walk costs at most about 8/7 of
+// AppendTopK(Len) plus three passes of a map read and an atomic load a
+// node: O(Len) placer work and O(Len) tries, never more. Acquire and
 // release do not allocate (buffers and lease records are pooled).
 //
 // A Balancer is safe for concurrent use. SetPlacer swaps the membership
 // while requests are in flight: nodes that stay keep their counts, leases
 // on nodes that left still release correctly, and the total keeps counting
 // them until they do.
+//
+// The zero Balancer has no nodes: Acquire returns an error wrapping
+// ErrNoNodes until SetPlacer gives it a placer, after which it behaves as
+// NewBalancer(p) with no options.
 type Balancer struct {
-	cur   atomic.Pointer[members]
-	total atomic.Int64
-	c     float64
-	mu    sync.Mutex // serialises SetPlacer
+	cur       atomic.Pointer[members]
+	total     atomic.Int64
+	overloads atomic.Uint64
+	cfg       balancerConfig // set by NewBalancer, before b is shared
+	mu        sync.Mutex     // serialises SetPlacer
 }
 
-// members is one membership: the placer and its nodes' counters.
+// members is one membership: the placer, its nodes' counters and the
+// balancer's effective configuration.
 type members struct {
-	p     Placer
-	owner ownerIndexer // p, if it can name owners by position
-	nodes []Node
-	index map[string]int // node ID -> position in nodes and loads
-	loads []*counter
-	share []float64 // c × w_i / W
+	balancerConfig
+	p         Placer
+	owner     ownerIndexer // p, if it can name owners by position
+	nodes     []Node
+	index     map[string]int // node ID -> position in nodes and loads
+	loads     []*counter
+	share     []float64 // c × w_i / W, shaded down
+	weight    []float64 // w_i / max w, for comparing loads
+	unbounded bool
 }
 
-// counter is a node's in-flight count, padded to its own cache line.
+// counter is a node's in-flight count and its acquire statistics, padded
+// to its own cache line. The statistics are written only off the fast
+// path, on the line the acquire has just written.
 type counter struct {
-	n atomic.Int64
-	_ [56]byte
+	n       atomic.Int64
+	away    atomic.Uint64 // served here, not the key's first choice
+	spilled atomic.Uint64 // served here after the bound refused the candidates
+	spread  atomic.Uint64 // hot-key acquires served here
+	_       [32]byte
 }
 
 // ownerIndexer is implemented by placers that can give a key's owner as
@@ -92,19 +119,23 @@ var (
 	nodeBufs   = sync.Pool{New: func() any { return new([]Node) }}
 )
 
-// NewBalancer returns a balancer over p's nodes. It uses WithLoadFactor
-// (default 1.25) and ignores the other options. p should be immutable
-// (not a Holder): change the membership with SetPlacer. It fails if p is
-// nil or has no nodes.
-func NewBalancer(p Placer, opts ...Option) (*Balancer, error) {
-	cfg, err := newConfig(opts)
-	if err != nil {
-		return nil, err
+// NewBalancer returns a balancer over p's nodes. Its options are
+// [WithLoadFactor] (default 1.25), [WithoutLoadBound], [WithChoices] and
+// [WithHotKeys]; any other Option is an error wrapping ErrInvalidOption,
+// as are conflicting ones. p should be immutable (not a Holder): change
+// the membership with SetPlacer. It fails if p is nil (or a typed nil) or
+// has no nodes.
+func NewBalancer(p Placer, opts ...BalancerOption) (*Balancer, error) {
+	var cfg balancerConfig
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o.applyBalancer(&cfg); err != nil {
+			return nil, err
+		}
 	}
-	if cfg.loadFactor == 0 {
-		cfg.loadFactor = DefaultLoadFactor
-	}
-	b := &Balancer{c: cfg.loadFactor}
+	b := &Balancer{cfg: cfg}
 	if err := b.SetPlacer(p); err != nil {
 		return nil, err
 	}
@@ -112,11 +143,12 @@ func NewBalancer(p Placer, opts ...Option) (*Balancer, error) {
 }
 
 // SetPlacer makes p the membership that acquires use, keeping the counts
-// of nodes that stay. It fails, leaving the balancer unchanged, if p is
-// nil or has no nodes. It costs O(Len) and allocates.
+// (and statistics) of nodes that stay. It fails, leaving the balancer
+// unchanged, if p is nil, a typed nil or has no nodes. It costs O(Len) and
+// allocates.
 func (b *Balancer) SetPlacer(p Placer) error {
-	if p == nil {
-		return fmt.Errorf("%w: nil placer", ErrNoNodes)
+	if isNil(p) {
+		return fmt.Errorf("%w: nil placer %T", ErrNoNodes, p)
 	}
 	nodes := p.Nodes()
 	if len(nodes) == 0 {
@@ -127,13 +159,16 @@ func (b *Balancer) SetPlacer(p Placer) error {
 	old := b.cur.Load()
 	owner, _ := p.(ownerIndexer)
 	m := &members{
-		p:     p,
-		owner: owner,
-		nodes: nodes,
-		index: make(map[string]int, len(nodes)),
-		loads: make([]*counter, len(nodes)),
-		share: make([]float64, len(nodes)),
+		balancerConfig: b.cfg.withDefaults(),
+		p:              p,
+		owner:          owner,
+		nodes:          nodes,
+		index:          make(map[string]int, len(nodes)),
+		loads:          make([]*counter, len(nodes)),
+		share:          make([]float64, len(nodes)),
+		weight:         make([]float64, len(nodes)),
 	}
+	m.unbounded = m.c == unbounded
 	top := 0.0
 	for _, n := range nodes {
 		top = max(top, n.Weight)
@@ -144,7 +179,8 @@ func (b *Balancer) SetPlacer(p Placer) error {
 	}
 	for i, n := range nodes {
 		m.index[n.ID] = i
-		m.share[i] = b.c * (n.Weight / top) / total * (1 - 0x1p-40)
+		m.weight[i] = n.Weight / top
+		m.share[i] = m.c * m.weight[i] / total * (1 - 0x1p-40)
 		if j, ok := old.find(n.ID); ok {
 			m.loads[i] = old.loads[j]
 		} else {
@@ -155,6 +191,19 @@ func (b *Balancer) SetPlacer(p Placer) error {
 	return nil
 }
 
+// isNil reports whether p is nil or an interface holding a nil pointer,
+// map, slice, func or channel, on which p's methods could panic.
+func isNil(p Placer) bool {
+	if p == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(p); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
 func (m *members) find(id string) (int, bool) {
 	if m == nil {
 		return 0, false
@@ -163,11 +212,18 @@ func (m *members) find(id string) (int, bool) {
 	return i, ok
 }
 
-// Placer returns the current membership's placer.
-func (b *Balancer) Placer() Placer { return b.cur.Load().p }
+// Placer returns the current membership's placer, or nil for the zero
+// Balancer.
+func (b *Balancer) Placer() Placer {
+	if m := b.cur.Load(); m != nil {
+		return m.p
+	}
+	return nil
+}
 
-// LoadFactor returns the load factor c.
-func (b *Balancer) LoadFactor() float64 { return b.c }
+// LoadFactor returns the load factor c: +Inf under WithoutLoadBound, and
+// DefaultLoadFactor for the zero Balancer.
+func (b *Balancer) LoadFactor() float64 { return b.cfg.withDefaults().c }
 
 // InFlight returns the number of leases acquired and not yet released.
 func (b *Balancer) InFlight() int64 { return b.total.Load() }
@@ -176,39 +232,69 @@ func (b *Balancer) InFlight() int64 { return b.total.Load() }
 // if it is not a member.
 func (b *Balancer) Load(id string) int64 {
 	m := b.cur.Load()
-	if i, ok := m.index[id]; ok {
+	if i, ok := m.find(id); ok {
 		return m.loads[i].n.Load()
 	}
 	return 0
 }
 
-// Acquire returns a lease on the first node in key's preference order that
-// is within its load bound, or ErrOverloaded. It does not allocate.
+// Acquire returns a lease on a node for key within its load bound: the
+// candidate chosen as the type describes if it has room, else the next
+// node in key's preference order with room, else ErrOverloaded (only
+// under concurrency). It does not allocate.
 func (b *Balancer) Acquire(key []byte) (Lease, error) {
-	m := b.cur.Load()
-	t := b.total.Add(1)
-	if m.owner != nil {
-		if i := m.owner.ownerIndex(key); m.take(i, t) {
-			return b.lease(m, m.nodes[i], i), nil
-		}
-	} else if i, ok := m.index[m.p.Lookup(key).ID]; ok && m.take(i, t) {
-		return b.lease(m, m.nodes[i], i), nil
-	}
-	return b.spill(m, t, key, "", false)
+	return b.acquire(bkey(key))
 }
 
 // AcquireString is Acquire for a string key, without copying it.
 func (b *Balancer) AcquireString(key string) (Lease, error) {
+	return b.acquire(skey(key))
+}
+
+func (b *Balancer) acquire(k key) (Lease, error) {
 	m := b.cur.Load()
-	t := b.total.Add(1)
-	if m.owner != nil {
-		if i := m.owner.ownerIndexString(key); m.take(i, t) {
-			return b.lease(m, m.nodes[i], i), nil
-		}
-	} else if i, ok := m.index[m.p.LookupString(key).ID]; ok && m.take(i, t) {
-		return b.lease(m, m.nodes[i], i), nil
+	if m == nil {
+		return Lease{}, errNoPlacer
 	}
-	return b.spill(m, t, nil, key, true)
+	t := b.total.Add(1)
+	if m.hot != nil {
+		h := k.hash()
+		m.hot.observeHash(h, k)
+		if m.spread > 1 {
+			if r := m.replicas(h); r > 1 {
+				return b.acquireHot(m, t, k, r)
+			}
+		}
+	}
+	if m.choices > 1 {
+		return b.acquireChoices(m, t, k)
+	}
+	i := m.firstIndex(k)
+	if i >= 0 && m.take(i, t) {
+		return b.lease(m, i), nil
+	}
+	return b.spill(m, t, k, i)
+}
+
+// firstIndex returns the position of key's first choice, or -1 if the
+// placer names a node that is not a member (a Holder that changed).
+func (m *members) firstIndex(k key) int {
+	if m.owner != nil {
+		if k.str {
+			return m.owner.ownerIndexString(k.s)
+		}
+		return m.owner.ownerIndex(k.b)
+	}
+	var n Node
+	if k.str {
+		n = m.p.LookupString(k.s)
+	} else {
+		n = m.p.Lookup(k.b)
+	}
+	if i, ok := m.index[n.ID]; ok {
+		return i
+	}
+	return -1
 }
 
 // take claims a place on node i if its count stays within the bound for
@@ -217,7 +303,12 @@ func (b *Balancer) AcquireString(key string) (Lease, error) {
 // stricter: where c × t × w_i / W is within that of an integer, a node
 // may be refused one request early.
 func (m *members) take(i int, t int64) bool {
-	c, limit := m.loads[i], m.share[i]*float64(t)
+	c := m.loads[i]
+	if m.unbounded {
+		c.n.Add(1)
+		return true
+	}
+	limit := m.share[i] * float64(t)
 	for {
 		n := c.n.Load()
 		if float64(n) >= limit {
@@ -229,51 +320,93 @@ func (m *members) take(i int, t int64) bool {
 	}
 }
 
-func (b *Balancer) lease(m *members, n Node, i int) Lease {
+func (b *Balancer) lease(m *members, i int) Lease {
 	s := leaseSlots.Get().(*leaseSlot)
-	return Lease{node: n, load: m.loads[i], b: b, slot: s, gen: s.gen.Load()}
+	return Lease{node: m.nodes[i], load: m.loads[i], b: b, slot: s, gen: s.gen.Load()}
 }
 
-// spill walks the preference order past the first choice, asking the
-// placer for eight times more nodes each round, then retries the whole
-// order once if concurrent acquires have raised the total meanwhile.
-func (b *Balancer) spill(m *members, t int64, kb []byte, ks string, str bool) (Lease, error) {
-	bp := nodeBufs.Get().(*[]Node)
-	defer nodeBufs.Put(bp)
-	n := len(m.loads)
-	tried := 1
-	for k := 8; ; k *= 8 {
-		k = min(k, n)
-		if str {
-			*bp = m.p.AppendTopKString((*bp)[:0], ks, k)
-		} else {
-			*bp = m.p.AppendTopK((*bp)[:0], kb, k)
+var errNoPlacer = fmt.Errorf("%w: the balancer has no placer (the zero Balancer)", ErrNoNodes)
+
+// overloadHook, if set (by tests), runs in spill where concurrent acquires
+// can take the last room: on entry (stage 0), and between reading the
+// grown total and the last pass (stage 1).
+var overloadHook func(stage int)
+
+// spill finds room for key after its candidates were refused (first is
+// the position of its first choice, or -1): each AppendTopK list of 8,
+// 64, ... nodes is tried whole, then every member once from first+1, then
+// every member once more if concurrent acquires have raised the total.
+func (b *Balancer) spill(m *members, t int64, k key, first int) (Lease, error) {
+	if overloadHook != nil {
+		overloadHook(0)
+	}
+	n := len(m.nodes)
+	if n > 1 {
+		bp := nodeBufs.Get().(*[]Node)
+		for size := 8; ; size *= 8 {
+			size = min(size, n)
+			*bp = k.topK(m.p, (*bp)[:0], size)
+			if i := m.claimIn(*bp, t); i >= 0 {
+				nodeBufs.Put(bp)
+				return b.spilled(m, i, first), nil
+			}
+			if size == n {
+				break
+			}
 		}
-		if l, ok := b.first(m, *bp, min(tried, len(*bp)), t); ok {
-			return l, nil
-		}
-		tried = len(*bp)
-		if k == n {
-			break
-		}
+		nodeBufs.Put(bp)
+	}
+	if i := m.claimAny(t, first); i >= 0 {
+		return b.spilled(m, i, first), nil
 	}
 	if t2 := b.total.Load(); t2 > t {
-		if l, ok := b.first(m, *bp, 0, t2); ok {
-			return l, nil
+		if overloadHook != nil {
+			overloadHook(1)
+		}
+		if i := m.claimAny(t2, first); i >= 0 {
+			return b.spilled(m, i, first), nil
 		}
 	}
 	b.total.Add(-1)
+	b.overloads.Add(1)
 	return Lease{}, ErrOverloaded
 }
 
-// first takes the first node of order[from:] with room for total t.
-func (b *Balancer) first(m *members, order []Node, from int, t int64) (Lease, bool) {
-	for _, n := range order[from:] {
+func (b *Balancer) spilled(m *members, i, first int) Lease {
+	m.loads[i].spilled.Add(1)
+	if i != first {
+		m.loads[i].away.Add(1)
+	}
+	return b.lease(m, i)
+}
+
+// claimIn takes the first node of order that is a member with room for
+// total t and returns its position, or -1.
+func (m *members) claimIn(order []Node, t int64) int {
+	for _, n := range order {
 		if i, ok := m.index[n.ID]; ok && m.take(i, t) {
-			return b.lease(m, m.nodes[i], i), true
+			return i
 		}
 	}
-	return Lease{}, false
+	return -1
+}
+
+// claimAny takes the first member with room for total t, starting after
+// position first so that keys with different first choices spread, and
+// returns its position, or -1. It is the fallback that makes a lone
+// acquire always succeed whatever the placer's AppendTopK returns.
+func (m *members) claimAny(t int64, first int) int {
+	n := len(m.nodes)
+	for j := 1; j <= n; j++ {
+		i := (first + j) % n
+		if i < 0 {
+			i += n
+		}
+		if m.take(i, t) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Node returns the node the lease is on; the zero Node for the zero Lease.
