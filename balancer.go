@@ -2,7 +2,6 @@ package chash
 
 import (
 	"fmt"
-	"reflect"
 	"sync"
 	"sync/atomic"
 )
@@ -189,19 +188,6 @@ func (b *Balancer) SetPlacer(p Placer) error {
 	}
 	b.cur.Store(m)
 	return nil
-}
-
-// isNil reports whether p is nil or an interface holding a nil pointer,
-// map, slice, func or channel, on which p's methods could panic.
-func isNil(p Placer) bool {
-	if p == nil {
-		return true
-	}
-	switch v := reflect.ValueOf(p); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
 }
 
 func (m *members) find(id string) (int, bool) {

@@ -33,13 +33,18 @@ func (o balancerOption) applyBalancer(c *balancerConfig) error { return o(c) }
 // applyBalancer lets WithLoadFactor configure a balancer. Any other
 // placer option is an error: the balancer would ignore it.
 func (o Option) applyBalancer(bc *balancerConfig) error {
-	cfg, err := newConfig([]Option{o})
-	if err != nil {
+	if o == nil {
+		return nil
+	}
+	// Applied to a zero config, without newConfig's defaults, so that
+	// whatever else the option set shows.
+	var cfg config
+	if err := o(&cfg); err != nil {
 		return err
 	}
 	f := cfg.loadFactor
 	cfg.loadFactor = 0
-	if base, _ := newConfig(nil); !reflect.DeepEqual(cfg, base) {
+	if !reflect.DeepEqual(cfg, config{}) {
 		return fmt.Errorf("%w: NewBalancer accepts only WithLoadFactor of the placer options", ErrInvalidOption)
 	}
 	if f != 0 {

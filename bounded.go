@@ -83,9 +83,9 @@ type Bounded struct {
 	// alts[p*boundedAlts:][:boundedAlts] index partition p's next choices
 	// after its owner, in rendezvous order (as many as there are nodes).
 	alts []uint32
-	caps   []int    // caps[i] is node i's capacity
-	c      float64
-	cfg    config
+	caps []int // caps[i] is node i's capacity
+	c    float64
+	cfg  config
 }
 
 var _ Placer = (*Bounded)(nil)
