@@ -24,6 +24,8 @@ For mod-N hashing and every algorithm of the library, at -nodes nodes:
   lookup          time of one Lookup over the keys (median of chunks)
   memory          heap the structure retains, measured around its build
 Then the ring's balance against its points per node, from exact arc shares.
+Rendezvous looks a key up in O(nodes): at thousands of nodes, fewer -keys
+keep the run short (10000 nodes and 1M keys take minutes).
 
 examples:
   chash

@@ -9,9 +9,14 @@
 //	chash plan [flags]          a rollout plan: origin load step by step
 //	chash diff [flags] OLD NEW  what moves between two memberships
 //
-// Run "chash COMMAND -h" for a command's flags and examples. Every command
-// accepts -json for machine-readable output. The exit status is 0 on
-// success, 2 on bad flags or input, and 1 if the work itself fails.
+// Run "chash COMMAND -h" for a command's flags and examples; each numeric
+// flag's help gives its range. Every command accepts -json for
+// machine-readable output: one object with lower-case snake_case keys and
+// numbers as JSON numbers (diff -h documents diff's). The exit status is 0
+// on success, 2 on bad flags or input, and 1 if the work itself fails.
+// Input is checked before any work: a flag out of range, a membership
+// file's bad line (reported as file:line) or a size the library would
+// reject exits with 2 at once.
 package main
 
 import (

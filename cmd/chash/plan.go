@@ -123,7 +123,7 @@ func (f *planFlags) check() error {
 			return fmt.Errorf("%s %d: want a node count from 1 to %s", c.name, c.n, commas(int64(limit)))
 		}
 	}
-	switch steps := (abs(f.to-f.from) + f.step - 1) / max(f.step, 1); {
+	switch steps := stepsOf(abs(f.to-f.from), f.step); {
 	case f.from == f.to:
 		return fmt.Errorf("-from and -to are both %d: nothing to plan", f.from)
 	case f.step < 1:
@@ -299,6 +299,15 @@ func gcd(a, b int) int {
 
 func abs(x int) int { return max(x, -x) }
 
+// stepsOf returns the number of steps of at most step nodes that cover
+// delta nodes, for any step >= 1 without overflow; 0 for a step < 1.
+func stepsOf(delta, step int) int {
+	if step < 1 || delta < 1 {
+		return 0
+	}
+	return (delta-1)/step + 1
+}
+
 func (pl *planner) plan(from, to, step int, rate, hit, origin float64) (*planReport, error) {
 	rep := &planReport{Algorithm: pl.algo, From: from, To: to, Step: step, Rate: rate, Hit: hit, Origin: origin,
 		Steady: rate * (1 - hit)}
@@ -386,12 +395,10 @@ func (pl *planner) searchable(from, to int) bool {
 // last step may be smaller), stopping at the first error.
 func walkPlan(from, to, step int, fn func(n, m int) error) error {
 	for n := from; n != to; {
-		m := n + step
+		d := min(step, abs(to-n)) // never past the target, nor overflowing
+		m := n + d
 		if to < from {
-			m = n - step
-		}
-		if (m-to)*(n-to) <= 0 { // reached or passed the target
-			m = to
+			m = n - d
 		}
 		if err := fn(n, m); err != nil {
 			return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/keyplace/chash"
@@ -110,6 +111,22 @@ func TestPlanHugeRate(t *testing.T) {
 	out, _ = runCode(t, 0, "plan", "-rate", "1000G", "-origin", "1000G")
 	assert.Contains(t, out, "1,000,000,000,000 requests/s")
 	assert.NotRegexp(t, `-\d`, out, "a negative figure")
+}
+
+// A step larger than any change is one step; the seed's step arithmetic
+// overflowed at the largest int and the plan never ended.
+func TestPlanHugeStep(t *testing.T) {
+	var rep planReport
+	runJSON(t, &rep, "plan", "-step", strconv.Itoa(math.MaxInt))
+	require.Len(t, rep.Steps, 1)
+	assert.Equal(t, 20, rep.Steps[0].From)
+	assert.Equal(t, 30, rep.Steps[0].To)
+	runJSON(t, &rep, "plan", "-from", "30", "-to", "1", "-step", strconv.Itoa(math.MaxInt))
+	require.Len(t, rep.Steps, 1)
+	assert.Equal(t, 1, rep.Steps[0].To)
+	assert.Equal(t, 0, stepsOf(5, 0))
+	assert.Equal(t, 1, stepsOf(5, math.MaxInt))
+	assert.Equal(t, 3, stepsOf(5, 2))
 }
 
 // A size the library rejects is bad input found before any step is
