@@ -10,8 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func near(got, want, rel float64) bool { return math.Abs(got/want-1) <= rel }
-
 // The worked example: 20 -> 30 nodes, 200k requests/s, 94% hits, origin
 // 25k/s. One step of 10 puts about 74k/s on the origin; steps of two keep
 // each step near 30k/s.
