@@ -27,6 +27,11 @@ Then the ring's balance against its points per node, from exact arc shares.
 Rendezvous looks a key up in O(nodes): at thousands of nodes, fewer -keys
 keep the run short (10000 nodes and 1M keys take minutes).
 
+-json prints one object: nodes, keys, ideal_moved_add, ideal_moved_remove;
+algorithms, each {algorithm, peak_to_mean, cv, moved_add, moved_remove,
+lookup_ns, memory_bytes}; and ring_points, each {points, cv, peak_to_mean,
+seeds, seed_mean_cv, seed_p10_cv, seed_p90_cv, theory_cv}.
+
 examples:
   chash
   chash compare -nodes 100 -keys 200k

@@ -132,3 +132,39 @@ func TestNumericFlagRanges(t *testing.T) {
 		assert.Contains(t, errOut, flagName, "chash %v", args)
 	}
 }
+
+// Every command's -json output has lower-case snake_case keys, no number
+// written as a string (walkJSON; the seed wrote plan's step numbers as
+// strings), and every key named in the command's help.
+func TestJSONSchemas(t *testing.T) {
+	for _, args := range [][]string{
+		{"compare", "-keys", "1000", "-points", "1"},
+		{"plan"}, {"plan", "-algo", "ring", "-origin", "1k"},
+		{"diff", "-old", "a,b", "-new", "a,b,c"},
+	} {
+		var doc map[string]any
+		runJSON(t, &doc, args...)
+		require.NotEmpty(t, doc, "chash %v", args)
+		walkJSON(t, args[0], doc)
+		help, _ := runCode(t, 0, args[0], "-h")
+		for _, k := range jsonKeys(doc) {
+			assert.Regexp(t, `\b`+k+`\b`, help, "chash %s -h does not document %q", args[0], k)
+		}
+	}
+}
+
+// jsonKeys returns every key in v, at any depth.
+func jsonKeys(v any) []string {
+	var keys []string
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			keys = append(append(keys, k), jsonKeys(e)...)
+		}
+	case []any:
+		for _, e := range v {
+			keys = append(keys, jsonKeys(e)...)
+		}
+	}
+	return keys
+}

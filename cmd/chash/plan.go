@@ -31,6 +31,13 @@ nodes node-0, node-1, ... If the origin is over capacity before any step
 
 The defaults are the worked example of growing a fleet from 20 to 30 nodes.
 
+-json prints one object: the inputs (algorithm, from, to, step, rate,
+hit_rate, origin_capacity), steady_origin_load and over_before_start;
+steps, at_once and mod_n_at_once, each step as {step, from, to, moved,
+hit_rate, origin_load, over_capacity} (step is 0 in the last two); and
+safe_step (0: none; -1: not searched) with safe_step_peak_load. Fractions
+are numbers from 0 to 1, loads requests/s.
+
 examples:
   chash plan
   chash plan -from 20 -to 30 -step 10
@@ -40,7 +47,7 @@ flags:
 `
 
 type planStep struct {
-	Label      string  `json:"label"`
+	N          int     `json:"step"` // 1, 2, ...; 0 in at_once and mod_n_at_once
 	From       int     `json:"from"`
 	To         int     `json:"to"`
 	Moved      float64 `json:"moved"`
@@ -312,15 +319,15 @@ func (pl *planner) plan(from, to, step int, rate, hit, origin float64) (*planRep
 	rep := &planReport{Algorithm: pl.algo, From: from, To: to, Step: step, Rate: rate, Hit: hit, Origin: origin,
 		Steady: rate * (1 - hit)}
 	rep.OverStart = over(rep.Steady, origin)
-	effect := func(label string, n, m int, moved float64) planStep {
-		s := planStep{Label: label, From: n, To: m, Moved: moved, HitRate: hit * (1 - moved)}
+	effect := func(i, n, m int, moved float64) planStep {
+		s := planStep{N: i, From: n, To: m, Moved: moved, HitRate: hit * (1 - moved)}
 		s.OriginLoad = rate * (1 - s.HitRate)
 		s.Over = over(s.OriginLoad, origin)
 		return s
 	}
 	err := walkPlan(from, to, step, func(n, m int) error {
 		moved, err := pl.moved(n, m)
-		rep.Steps = append(rep.Steps, effect(fmt.Sprint(len(rep.Steps)+1), n, m, moved))
+		rep.Steps = append(rep.Steps, effect(len(rep.Steps)+1, n, m, moved))
 		return err
 	})
 	if err != nil {
@@ -330,8 +337,8 @@ func (pl *planner) plan(from, to, step int, rate, hit, origin float64) (*planRep
 	if err != nil {
 		return nil, err
 	}
-	rep.AtOnce = effect("at once", from, to, moved)
-	rep.ModN = effect("mod-N", from, to, modNMoved(from, to))
+	rep.AtOnce = effect(0, from, to, moved)
+	rep.ModN = effect(0, from, to, modNMoved(from, to))
 	switch {
 	case rep.OverStart: // every step is over: none is safe
 	case pl.searchable(from, to):
@@ -352,7 +359,7 @@ var errOver = errors.New("over capacity")
 // safeStep returns the largest step size of at most maxSteps steps whose
 // every step keeps the origin within capacity, and its peak origin load;
 // 0 if there is none.
-func (pl *planner) safeStep(from, to int, effect func(string, int, int, float64) planStep) (int, float64, error) {
+func (pl *planner) safeStep(from, to int, effect func(int, int, int, float64) planStep) (int, float64, error) {
 	delta := abs(to - from)
 	for s := delta; s >= 1 && delta/s <= maxSteps; s-- {
 		peak := 0.0
@@ -361,7 +368,7 @@ func (pl *planner) safeStep(from, to int, effect func(string, int, int, float64)
 			if err != nil {
 				return err
 			}
-			st := effect("", n, m, moved)
+			st := effect(0, n, m, moved)
 			if peak = max(peak, st.OriginLoad); st.Over {
 				return errOver
 			}
@@ -421,20 +428,20 @@ func (rep *planReport) write(w io.Writer) {
 	fmt.Fprintf(w, "%s requests/s, %.1f%% hits: the origin serves %s of its %s requests/s\n\n",
 		commas(int64(rep.Rate)), 100*rep.Hit, commas(int64(rep.Rate*(1-rep.Hit))), commas(int64(rep.Origin)))
 	t := newTable(">step", "nodes", ">keys moved", ">hit rate", ">origin load", "")
-	row := func(s planStep) {
+	row := func(label string, s planStep) {
 		flag := ""
 		if s.Over {
 			flag = fmt.Sprintf("OVER %.2fx", s.OriginLoad/rep.Origin)
 		}
-		t.add(s.Label, fmt.Sprintf("%d -> %d", s.From, s.To), percent(s.Moved), fmt.Sprintf("%.1f%%", 100*s.HitRate),
+		t.add(label, fmt.Sprintf("%d -> %d", s.From, s.To), percent(s.Moved), fmt.Sprintf("%.1f%%", 100*s.HitRate),
 			commas(int64(s.OriginLoad+0.5))+"/s", flag)
 	}
 	for _, s := range rep.Steps {
-		row(s)
+		row(strconv.Itoa(s.N), s)
 	}
 	t.add()
-	row(rep.AtOnce)
-	row(rep.ModN)
+	row("at once", rep.AtOnce)
+	row("mod-N", rep.ModN)
 	t.write(w)
 	fmt.Fprintln(w)
 	switch {
