@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -16,13 +17,20 @@ import (
 
 const compareHelp = `usage: chash compare [flags]   (also: chash [flags])
 
-For mod-N hashing and every algorithm in this build, at -nodes nodes:
+For mod-N hashing and every algorithm of the library, at -nodes nodes:
   peak/mean, CV   load balance: keys per node over -keys keys
   moved +1/-1     fraction of the keys that change node when node-N joins
                   and when the last node leaves
   lookup          time of one Lookup over the keys (median of chunks)
   memory          heap the structure retains, measured around its build
 Then the ring's balance against its points per node, from exact arc shares.
+Rendezvous looks a key up in O(nodes): at thousands of nodes, fewer -keys
+keep the run short (10000 nodes and 1M keys take minutes).
+
+-json prints one object: nodes, keys, ideal_moved_add, ideal_moved_remove;
+algorithms, each {algorithm, peak_to_mean, cv, moved_add, moved_remove,
+lookup_ns, memory_bytes}; and ring_points, each {points, cv, peak_to_mean,
+seeds, seed_mean_cv, seed_p10_cv, seed_p90_cv, theory_cv}.
 
 examples:
   chash
@@ -62,15 +70,61 @@ type compareReport struct {
 	RingPoints  []pointsRow  `json:"ring_points,omitempty"`
 }
 
-func runCompare(args []string, stdout, stderr io.Writer) int {
+// Limits of a comparison. maxRingPoints is the library's own bound on a
+// ring (beyond it NewRing fails with ErrTooLarge); checking it here lets a
+// comparison that could not finish fail at once instead of after the
+// algorithms are measured.
+const (
+	maxCompareNodes = 10_000
+	maxKeys         = 100_000_000
+	maxPointsFlag   = 1 << 16
+	maxRingPoints   = 1 << 24
+)
+
+// compareFlags are compare's command line.
+type compareFlags struct {
+	nodes  int
+	keys   quantity
+	points string
+	json   bool
+	lib    libFlags
+}
+
+func newCompareFlags(stderr io.Writer) (*flag.FlagSet, *compareFlags) {
 	fs := newFlags("compare", stderr)
-	nodes := fs.Int("nodes", 10, "number of nodes, 2 to 10000")
-	keys := quantity(1_000_000)
-	fs.Var(&keys, "keys", "number of keys placed, 1 to 100M (200k and 1M work)")
-	points := fs.String("points", "1,10,100,1000", "ring points per node for the balance table; empty for none")
-	asJSON := fs.Bool("json", false, "print JSON")
-	var lib libFlags
-	lib.register(fs)
+	f := &compareFlags{keys: 1_000_000}
+	fs.IntVar(&f.nodes, "nodes", 10, "number of nodes, 2 to 10000")
+	fs.Var(&f.keys, "keys", "number of keys placed, a whole number from 1 to 100M (200k and 1M work)")
+	fs.StringVar(&f.points, "points", "1,10,100,1000", "ring points per node for the balance table, each 1 to 65536 and\n"+
+		"nodes x points at most 16,777,216; empty for none")
+	fs.BoolVar(&f.json, "json", false, "print JSON")
+	f.lib.register(fs)
+	return fs, f
+}
+
+// check reports the first flag out of its range, and returns the points.
+func (f *compareFlags) check() ([]int, error) {
+	if f.nodes < 2 || f.nodes > maxCompareNodes {
+		return nil, fmt.Errorf("-nodes %d: want 2 to %d", f.nodes, maxCompareNodes)
+	}
+	if f.keys < 1 || f.keys > maxKeys || f.keys != quantity(math.Trunc(float64(f.keys))) {
+		return nil, fmt.Errorf("-keys %v: want a whole number from 1 to 100M", float64(f.keys))
+	}
+	pts, err := parsePoints(f.points)
+	if err != nil {
+		return nil, fmt.Errorf("-points %q: %v", f.points, err)
+	}
+	for _, v := range pts {
+		if f.nodes*v > maxRingPoints {
+			return nil, fmt.Errorf("-points %d at %d nodes: a ring of %s points; want nodes x points at most %s",
+				v, f.nodes, commas(int64(f.nodes*v)), commas(maxRingPoints))
+		}
+	}
+	return pts, nil
+}
+
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	fs, f := newCompareFlags(stderr)
 	var pos []string
 	if code, stop := parse(fs, args, compareHelp, stdout, &pos); stop {
 		return code
@@ -78,32 +132,42 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if len(pos) > 0 {
 		return usageError(stderr, "compare", "unexpected argument %q", pos[0])
 	}
-	if *nodes < 2 || *nodes > 10000 {
-		return usageError(stderr, "compare", "-nodes %d: want 2 to 10000", *nodes)
-	}
-	if keys < 1 || keys > 1e8 || keys != quantity(math.Trunc(float64(keys))) {
-		return usageError(stderr, "compare", "-keys %v: want a whole number from 1 to 100M", keys)
-	}
-	pts, err := parsePoints(*points)
-	if err != nil {
-		return usageError(stderr, "compare", "-points %q: %v", *points, err)
-	}
-	opts, err := lib.options()
+	pts, err := f.check()
 	if err != nil {
 		return usageError(stderr, "compare", "%v", err)
 	}
+	opts, err := f.lib.options()
+	if err != nil {
+		return usageError(stderr, "compare", "%v", err)
+	}
+	if err := preflight(f.nodes, opts); err != nil {
+		return usageError(stderr, "compare", "%v", err)
+	}
 	prog := startProgress(stderr)
-	rep, err := compare(*nodes, int(keys), pts, lib.seed, opts, prog)
+	rep, err := compare(f.nodes, int(f.keys), pts, f.lib.seed, opts, prog)
 	prog.finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "chash compare: %v\n", err)
 		return exitFail
 	}
-	if *asJSON {
+	if f.json {
 		return writeJSON(stdout, rep)
 	}
 	rep.write(stdout)
 	return exitOK
+}
+
+// preflight builds every algorithm at the largest membership a comparison
+// measures, n+1 nodes, so that a size the library rejects (such as -vnodes
+// times the nodes beyond the ring's limit) is bad input, reported before
+// any work.
+func preflight(n int, opts []chash.Option) error {
+	for _, a := range algorithms(opts) {
+		if _, err := a.build(synthNodes(n + 1)); err != nil {
+			return fmt.Errorf("%s of %d nodes: %v", a.name, n+1, err)
+		}
+	}
+	return nil
 }
 
 func parsePoints(s string) ([]int, error) {

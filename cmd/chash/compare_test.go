@@ -4,6 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func rowOf(t *testing.T, rep compareReport, name string) compareRow {
@@ -13,7 +16,7 @@ func rowOf(t *testing.T, rep compareReport, name string) compareRow {
 			return r
 		}
 	}
-	t.Fatalf("no %s row in %+v", name, rep.Rows)
+	require.Failf(t, "no row", "no %s row in %+v", name, rep.Rows)
 	return compareRow{}
 }
 
@@ -25,35 +28,27 @@ func TestCompareMovement(t *testing.T) {
 	const keys = 200_000
 	se := func(p float64) float64 { return 5 * math.Sqrt(p*(1-p)/keys) }
 	mod := rowOf(t, rep, "mod-N")
-	if want := 1 - 1.0/11; math.Abs(mod.MovedAdd-want) > se(want) {
-		t.Errorf("mod-N 10 -> 11 moved %.4f, want %.4f", mod.MovedAdd, want)
-	}
-	if want := 0.9; math.Abs(mod.MovedRemove-want) > se(want) {
-		t.Errorf("mod-N 10 -> 9 moved %.4f, want %.4f", mod.MovedRemove, want)
-	}
+	assert.InDelta(t, 1-1.0/11, mod.MovedAdd, se(1-1.0/11), "mod-N 10 -> 11")
+	assert.InDelta(t, 0.9, mod.MovedRemove, se(0.9), "mod-N 10 -> 9")
 	ring := rowOf(t, rep, "ring")
-	// The ring's exact figure for node-0..node-10 is 9.111% (TestDiff...).
-	if math.Abs(ring.MovedAdd-0.09111) > se(0.09111) {
-		t.Errorf("ring 10 -> 11 moved %.4f, want 0.0911", ring.MovedAdd)
-	}
-	if ring.MovedRemove < 0.07 || ring.MovedRemove > 0.13 {
-		t.Errorf("ring 10 -> 9 moved %.4f, want about 0.10", ring.MovedRemove)
-	}
+	// The ring's exact figure for node-0..node-10 is 9.111% (TestDiffText).
+	assert.InDelta(t, 0.09111, ring.MovedAdd, se(0.09111), "ring 10 -> 11")
+	assert.InDelta(t, 0.10, ring.MovedRemove, 0.03, "ring 10 -> 9")
 	for _, r := range rep.Rows {
-		if r.LookupNs <= 0 || r.PeakToMean < 1 || r.CV < 0 {
-			t.Errorf("%s: implausible row %+v", r.Algorithm, r)
-		}
-		if r.Algorithm != "mod-N" && (r.MovedAdd > 0.2 || r.MovedRemove > 0.2) {
-			t.Errorf("%s moves like mod-N: %+v", r.Algorithm, r)
+		assert.Positive(t, r.LookupNs, r.Algorithm)
+		assert.GreaterOrEqual(t, r.PeakToMean, 1.0, r.Algorithm)
+		assert.GreaterOrEqual(t, r.CV, 0.0, r.Algorithm)
+		if r.Algorithm != "mod-N" {
+			assert.Less(t, r.MovedAdd, 0.2, "%s moves like mod-N", r.Algorithm)
+			assert.Less(t, r.MovedRemove, 0.2, "%s moves like mod-N", r.Algorithm)
 		}
 	}
-	if mod.CV > 0.02 || ring.CV > 0.12 {
-		t.Errorf("CV: mod-N %.3f, ring %.3f", mod.CV, ring.CV)
-	}
+	assert.Less(t, mod.CV, 0.02)
+	assert.Less(t, ring.CV, 0.12)
 	// 1,600 points of 16 bytes at least; mod-N holds 10 nodes.
-	if ring.MemoryBytes < 1600*16 || ring.MemoryBytes > 1<<20 || mod.MemoryBytes > 4096 {
-		t.Errorf("memory: ring %d B, mod-N %d B", ring.MemoryBytes, mod.MemoryBytes)
-	}
+	assert.GreaterOrEqual(t, ring.MemoryBytes, int64(1600*16))
+	assert.LessOrEqual(t, ring.MemoryBytes, int64(1<<20))
+	assert.LessOrEqual(t, mod.MemoryBytes, int64(4096))
 }
 
 // The seed's ring CV against points per node: about 0.94 at 1, 0.06 at 100
@@ -62,40 +57,43 @@ func TestCompareMovement(t *testing.T) {
 func TestCompareRingPoints(t *testing.T) {
 	var rep compareReport
 	runJSON(t, &rep, "compare", "-keys", "1000", "-points", "1,100,1000")
-	if len(rep.RingPoints) != 3 {
-		t.Fatalf("ring points rows: %+v", rep.RingPoints)
-	}
+	require.Len(t, rep.RingPoints, 3)
 	for i, seed := range []float64{0.94, 0.058, 0.028} {
 		r := rep.RingPoints[i]
-		if r.Seeds < 10 || r.SeedP10 > r.SeedMean || r.SeedMean > r.SeedP90 {
-			t.Errorf("points %d: seed summary %+v", r.Points, r)
-		}
-		if math.Abs(r.SeedMean/r.Theory-1) > 0.1 {
-			t.Errorf("points %d: mean CV %.3f over %d seeds, theory %.3f", r.Points, r.SeedMean, r.Seeds, r.Theory)
-		}
+		assert.GreaterOrEqual(t, r.Seeds, 10, "points %d", r.Points)
+		assert.True(t, r.SeedP10 <= r.SeedMean && r.SeedMean <= r.SeedP90, "points %d: seed summary %+v", r.Points, r)
+		assert.InEpsilon(t, r.Theory, r.SeedMean, 0.1, "points %d: mean CV over %d seeds", r.Points, r.Seeds)
 		// The seed's figure is a draw from the same spread.
-		if math.Abs(seed-r.SeedMean) > 0.4*r.Theory {
-			t.Errorf("points %d: seed figure %.3f far from mean %.3f", r.Points, seed, r.SeedMean)
-		}
+		assert.InDelta(t, r.SeedMean, seed, 0.4*r.Theory, "points %d: seed figure far from the mean", r.Points)
 	}
-	if r := rep.RingPoints[0]; r.CV < 0.5 || r.PeakToMean < 2 {
-		t.Errorf("one point a node should balance badly: %+v", r)
-	}
+	r := rep.RingPoints[0]
+	assert.Greater(t, r.CV, 0.5, "one point a node should balance badly: %+v", r)
+	assert.Greater(t, r.PeakToMean, 2.0, "one point a node should balance badly: %+v", r)
 }
 
 func TestCompareText(t *testing.T) {
 	out, _ := runCode(t, 0, "-nodes", "5", "-keys", "20000", "-points", "1,10")
 	for _, want := range []string{"5 nodes, 20,000 keys", "mod-N", "ring", "ideal", "16.67%", "20.00%", "theory"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+		assert.Contains(t, out, want)
 	}
 	// Aligned: every row of the first table is as wide as its header.
 	lines := strings.Split(out, "\n")
 	head := lines[2]
 	for _, l := range lines[3:5] {
-		if len(strings.TrimRight(l, " ")) != len(head) {
-			t.Errorf("row %q not aligned with header %q", l, head)
-		}
+		assert.Len(t, strings.TrimRight(l, " "), len(head), "row %q not aligned with header %q", l, head)
 	}
+}
+
+// Sizes the library would reject are bad input found before any
+// algorithm is measured: the seed ran -nodes 10000 -points 65536 for two
+// minutes and then failed with exit status 1.
+func TestCompareSizeCheckedUpFront(t *testing.T) {
+	_, errOut := runCode(t, 2, "compare", "-nodes", "10000", "-points", "65536")
+	assert.Contains(t, errOut, "chash compare: -points 65536 at 10000 nodes: a ring of 655,360,000 points; want nodes x points at most 16,777,216")
+	_, errOut = runCode(t, 2, "compare", "-nodes", "300", "-vnodes", "65536", "-points", "")
+	assert.Contains(t, errOut, "chash compare: ring of 301 nodes: chash: too large")
+	// At the limit itself the check passes: 256 nodes x 65536 points.
+	f := &compareFlags{nodes: 256, keys: 1, points: "65536"}
+	_, err := f.check()
+	assert.NoError(t, err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -9,18 +10,47 @@ import (
 	"github.com/keyplace/chash"
 )
 
-const diffHelp = `usage: chash diff [flags] OLD NEW
+// diffHelp is diff's help; it names SampleKeys, so it is built at run
+// time.
+func diffHelp() string {
+	return fmt.Sprintf(`usage: chash diff [flags] OLD NEW
        chash diff [flags] -old LIST -new LIST
 
 What moves when placement changes from the OLD membership to the NEW one:
 the fraction of keys that change node, each node's share before and after,
-and the flows of keys from node to node, largest first. Exact for the ring
-(computed over the whole hash space); other algorithms are sampled, and the
-output says so.
+and the flows of keys from node to node, largest first.
+
+The first line of the output says how the fractions were found:
+  exact over the whole hash space   ring, maglev, bounded: from the
+      structure itself (ring points, table slots, partitions), which
+      assigns every hash value, so no keys are placed.
+  exact by closed form              rendezvous, jump: from the node
+      counts and weights alone, by the formulas for independent uniform
+      hashes (Lamping and Veach's for jump). No keys are placed; any real
+      key set differs from these fractions only by its sampling noise.
+  estimated from %s sampled keys
+      anything else (mod-N, a rendezvous node whose weight changes):
+      fixed keys placed by both memberships.
 
 OLD and NEW are files with one node ID a line, optionally followed by
-whitespace and a weight; blank lines and text from a # are ignored. LIST is
-IDs separated by commas, each optionally followed by =weight.
+whitespace and a weight (a number >= 0); blank lines, text from a # and a
+UTF-8 byte order mark at the start are ignored. An ID cannot hold "=",
+"," or a non-printing character, so "a=2" is an error, not a node named
+"a=2"; errors give the file and line. LIST is IDs separated by commas,
+each optionally followed by =weight.
+
+-json prints one object; every fraction is a number from 0 to 1:
+  algorithm                 name
+  old_nodes, new_nodes      member counts
+  exact                     true unless sampled
+  method                    "hash_space", "closed_form" or "sampled"
+  samples                   keys placed; 0 unless sampled
+  moved                     fraction of keys that change node
+  moved_between_kept_nodes  of those, moved between nodes in both
+  shares                    [{"id", "old", "new"}]: every node of either
+                            membership, in natural ID order
+  flows                     [{"from", "to", "fraction"}]: every flow of
+                            moved keys, largest first
 
 examples:
   chash diff old.txt new.txt
@@ -28,7 +58,8 @@ examples:
   chash diff -algo ring -vnodes 1000 -old a,b=2 -new a,b=2,c -json
 
 flags:
-`
+`, commas(chash.SampleKeys))
+}
 
 type diffShare struct {
 	ID  string  `json:"id"`
@@ -36,43 +67,70 @@ type diffShare struct {
 	New float64 `json:"new"`
 }
 
+type diffFlow struct {
+	From     string  `json:"from"`
+	To       string  `json:"to"`
+	Fraction float64 `json:"fraction"`
+}
+
+// How a diff's fractions were found: diffReport.Method.
+const (
+	methodSpace  = "hash_space"
+	methodClosed = "closed_form"
+	methodSample = "sampled"
+)
+
 type diffReport struct {
-	Algorithm string       `json:"algorithm"`
-	OldNodes  int          `json:"old_nodes"`
-	NewNodes  int          `json:"new_nodes"`
-	Exact     bool         `json:"exact"`
-	Samples   int          `json:"samples,omitempty"`
-	Moved     float64      `json:"moved"`
-	Between   float64      `json:"moved_between_kept_nodes"`
-	Shares    []diffShare  `json:"shares"`
-	Flows     []chash.Flow `json:"flows"`
+	Algorithm string      `json:"algorithm"`
+	OldNodes  int         `json:"old_nodes"`
+	NewNodes  int         `json:"new_nodes"`
+	Exact     bool        `json:"exact"`
+	Method    string      `json:"method"`
+	Samples   int         `json:"samples"`
+	Moved     float64     `json:"moved"`
+	Between   float64     `json:"moved_between_kept_nodes"`
+	Shares    []diffShare `json:"shares"`
+	Flows     []diffFlow  `json:"flows"`
+}
+
+// diffFlags are diff's command line.
+type diffFlags struct {
+	algo, old, new string
+	top            int
+	json           bool
+	lib            libFlags
+}
+
+func newDiffFlags(stderr io.Writer) (*flag.FlagSet, *diffFlags) {
+	fs := newFlags("diff", stderr)
+	f := &diffFlags{}
+	fs.StringVar(&f.algo, "algo", "ring", "mod-N, or an algorithm of the library (ring, ...)")
+	fs.StringVar(&f.old, "old", "", "old membership as a list, instead of a file")
+	fs.StringVar(&f.new, "new", "", "new membership as a list, instead of a file")
+	fs.IntVar(&f.top, "top", 20, "flows to show, 0 or more (0: all; -json shows all)")
+	fs.BoolVar(&f.json, "json", false, "print JSON")
+	f.lib.register(fs)
+	return fs, f
 }
 
 func runDiff(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("diff", stderr)
-	algoName := fs.String("algo", "ring", "mod-N, or an algorithm of this build (ring, ...)")
-	oldList := fs.String("old", "", "old membership as a list, instead of a file")
-	newList := fs.String("new", "", "new membership as a list, instead of a file")
-	top := fs.Int("top", 20, "flows to show; 0 for all (-json shows all)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	var lib libFlags
-	lib.register(fs)
+	fs, f := newDiffFlags(stderr)
 	var pos []string
-	if code, stop := parse(fs, args, diffHelp, stdout, &pos); stop {
+	if code, stop := parse(fs, args, diffHelp(), stdout, &pos); stop {
 		return code
 	}
-	old, new, err := memberships(pos, *oldList, *newList)
+	if f.top < 0 {
+		return usageError(stderr, "diff", "-top %d: want 0 or more", f.top)
+	}
+	old, new, err := memberships(pos, f.old, f.new)
 	if err != nil {
 		return usageError(stderr, "diff", "%v", err)
 	}
-	if *top < 0 {
-		return usageError(stderr, "diff", "-top %d: want 0 or more", *top)
-	}
-	opts, err := lib.options()
+	opts, err := f.lib.options()
 	if err != nil {
 		return usageError(stderr, "diff", "%v", err)
 	}
-	a, err := findAlgo(*algoName, opts)
+	a, err := findAlgo(f.algo, opts)
 	if err != nil {
 		return usageError(stderr, "diff", "-algo: %v", err)
 	}
@@ -93,10 +151,10 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	rep := newDiffReport(a.name, pa, pb, m)
-	if *asJSON {
+	if f.json {
 		return writeJSON(stdout, rep)
 	}
-	rep.write(stdout, *top)
+	rep.write(stdout, f.top)
 	return exitOK
 }
 
@@ -130,7 +188,8 @@ func memberships(files []string, oldList, newList string) (old, new []chash.Node
 }
 
 func newDiffReport(algo string, a, b chash.Placer, m chash.Movement) *diffReport {
-	rep := &diffReport{Algorithm: algo, OldNodes: a.Len(), NewNodes: b.Len(), Exact: m.Exact, Samples: m.Samples, Moved: m.Moved}
+	rep := &diffReport{Algorithm: algo, OldNodes: a.Len(), NewNodes: b.Len(), Exact: m.Exact, Samples: m.Samples, Moved: m.Moved,
+		Method: method(a, m)}
 	shares := map[string]*diffShare{}
 	share := func(id string) *diffShare {
 		if shares[id] == nil {
@@ -147,14 +206,14 @@ func newDiffReport(algo string, a, b chash.Placer, m chash.Movement) *diffReport
 		inNew[n.ID] = true
 		share(n.ID)
 	}
-	rep.Flows = []chash.Flow{}
+	rep.Flows = []diffFlow{}
 	for _, f := range m.Flows {
 		share(f.From).Old += f.Fraction
 		share(f.To).New += f.Fraction
 		if f.From == f.To {
 			continue
 		}
-		rep.Flows = append(rep.Flows, f)
+		rep.Flows = append(rep.Flows, diffFlow{From: f.From, To: f.To, Fraction: f.Fraction})
 		if inNew[f.From] && inOld[f.To] {
 			rep.Between += f.Fraction
 		}
@@ -166,9 +225,25 @@ func newDiffReport(algo string, a, b chash.Placer, m chash.Movement) *diffReport
 	return rep
 }
 
+// method says how Diff found m: rendezvous and jump placers have closed
+// forms, the others an exact structure or samples.
+func method(p chash.Placer, m chash.Movement) string {
+	if !m.Exact {
+		return methodSample
+	}
+	switch p.(type) {
+	case *chash.Rendezvous, *chash.Jump:
+		return methodClosed
+	}
+	return methodSpace
+}
+
 func (rep *diffReport) write(w io.Writer, top int) {
 	how := "exact over the whole hash space"
-	if !rep.Exact {
+	switch rep.Method {
+	case methodClosed:
+		how = "exact by closed form (see chash diff -h)"
+	case methodSample:
 		how = fmt.Sprintf("estimated from %s sampled keys", commas(int64(rep.Samples)))
 	}
 	fmt.Fprintf(w, "%s, %d -> %d nodes: %s\n", rep.Algorithm, rep.OldNodes, rep.NewNodes, how)

@@ -6,45 +6,39 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestQuantityAndFraction(t *testing.T) {
 	for in, want := range map[string]float64{"200000": 2e5, "200k": 2e5, "1.5M": 1.5e6, "1,000,000": 1e6, "25_000": 25e3, "2G": 2e9} {
 		var q quantity
-		if err := q.Set(in); err != nil || float64(q) != want {
-			t.Errorf("quantity %q = %v, %v; want %v", in, q, err, want)
+		if assert.NoError(t, q.Set(in), in) {
+			assert.Equal(t, want, float64(q), in)
 		}
 	}
 	for _, in := range []string{"", "k", "-1", "NaN", "Inf", "12x"} {
 		var q quantity
-		if q.Set(in) == nil {
-			t.Errorf("quantity %q accepted", in)
-		}
+		assert.Error(t, q.Set(in), "quantity %q accepted", in)
 	}
 	for in, want := range map[string]float64{"0.94": 0.94, "94%": 0.94, "1": 1, "0": 0} {
 		var f fraction
-		if err := f.Set(in); err != nil || float64(f) != want {
-			t.Errorf("fraction %q = %v, %v; want %v", in, f, err, want)
+		if assert.NoError(t, f.Set(in), in) {
+			assert.Equal(t, want, float64(f), in)
 		}
 	}
 	for _, in := range []string{"94", "101%", "-0.1", "NaN", "high"} {
 		var f fraction
-		if f.Set(in) == nil {
-			t.Errorf("fraction %q accepted", in)
-		}
+		assert.Error(t, f.Set(in), "fraction %q accepted", in)
 	}
 }
 
 func TestFormatting(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 74667: "74,667", -1234567: "-1,234,567"} {
-		if got := commas(n); got != want {
-			t.Errorf("commas(%d) = %q, want %q", n, got, want)
-		}
+		assert.Equal(t, want, commas(n), "commas(%d)", n)
 	}
 	for n, want := range map[int64]string{272: "272 B", 37069: "36.2 KiB", 5 << 20: "5.0 MiB"} {
-		if got := bytesize(n); got != want {
-			t.Errorf("bytesize(%d) = %q, want %q", n, got, want)
-		}
+		assert.Equal(t, want, bytesize(n), "bytesize(%d)", n)
 	}
 	var b bytes.Buffer
 	tb := newTable("name", ">n", "note")
@@ -52,9 +46,7 @@ func TestFormatting(t *testing.T) {
 	tb.add("long name", "1000", "")
 	tb.write(&b)
 	want := "name          n  note\na             1  x\nlong name  1000\n"
-	if b.String() != want {
-		t.Errorf("table:\n%q\nwant\n%q", b.String(), want)
-	}
+	assert.Equal(t, want, b.String())
 }
 
 func TestProgress(t *testing.T) {
@@ -64,9 +56,7 @@ func TestProgress(t *testing.T) {
 	p := startProgress(&b)
 	p.set("quick")
 	p.finish()
-	if b.Len() != 0 {
-		t.Errorf("quick work printed progress %q", b.String())
-	}
+	assert.Zero(t, b.Len(), "quick work printed progress %q", b.String())
 	progressAfter = 0
 	for _, tty := range []bool{false, true} {
 		var lb lockedBuffer
@@ -79,11 +69,13 @@ func TestProgress(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 		p.finish()
 		out := lb.String()
-		if tty && (!strings.HasPrefix(out, "\rslow step (") || !strings.HasSuffix(out, "\r")) {
-			t.Errorf("terminal: progress %q", out)
-		}
-		if !tty && (!strings.HasPrefix(out, "chash: slow step (") || strings.Count(out, "\n") != 1 || strings.Contains(out, "\r")) {
-			t.Errorf("log: progress %q, want one line", out)
+		if tty {
+			assert.True(t, strings.HasPrefix(out, "\rslow step ("), "terminal: progress %q", out)
+			assert.True(t, strings.HasSuffix(out, "\r"), "terminal: progress %q", out)
+		} else {
+			assert.True(t, strings.HasPrefix(out, "chash: slow step ("), "log: progress %q", out)
+			assert.Equal(t, 1, strings.Count(out, "\n"), "log: progress %q, want one line", out)
+			assert.NotContains(t, out, "\r", "log: progress")
 		}
 	}
 }

@@ -9,9 +9,14 @@
 //	chash plan [flags]          a rollout plan: origin load step by step
 //	chash diff [flags] OLD NEW  what moves between two memberships
 //
-// Run "chash COMMAND -h" for a command's flags and examples. Every command
-// accepts -json for machine-readable output. The exit status is 0 on
-// success, 2 on bad flags or input, and 1 if the work itself fails.
+// Run "chash COMMAND -h" for a command's flags and examples; each numeric
+// flag's help gives its range. Every command accepts -json for
+// machine-readable output: one object with lower-case snake_case keys and
+// numbers as JSON numbers (diff -h documents diff's). The exit status is 0
+// on success, 2 on bad flags or input, and 1 if the work itself fails.
+// Input is checked before any work: a flag out of range, a membership
+// file's bad line (reported as file:line) or a size the library would
+// reject exits with 2 at once.
 package main
 
 import (
@@ -34,25 +39,26 @@ const (
 	exitUsage = 2
 )
 
+// A command is one subcommand. To add one, write its run function (and
+// its help, flags and tests) in a file of its own and add a line to
+// commands: dispatch, "chash -h" and the unknown-command message all read
+// the table.
 type command struct {
-	name, summary string
-	run           func(args []string, stdout, stderr io.Writer) int
+	name    string
+	args    string // after the name in the usage line, such as "[flags] OLD NEW"
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
 }
 
+// commands lists the subcommands in the order "chash -h" shows them; the
+// first runs when no command is named.
 var commands = []command{
-	{"compare", "balance, movement, speed and memory of every algorithm (the default)", runCompare},
-	{"plan", "a rollout plan for growing or shrinking a cache fleet", runPlan},
-	{"diff", "what moves between two memberships", runDiff},
+	{"compare", "[flags]", "balance, movement, speed and memory of every algorithm", runCompare},
+	{"plan", "[flags]", "a rollout plan: keys moved, hit rate and origin load per step", runPlan},
+	{"diff", "[flags] OLD NEW", "what moves, and where, between two memberships", runDiff},
 }
 
-const mainHelp = `chash shows what consistent placement does to keys before a fleet changes.
-
-usage:
-  chash [compare] [flags]     balance, movement, speed and memory of every algorithm
-  chash plan [flags]          a rollout plan: keys moved, hit rate and origin load per step
-  chash diff [flags] OLD NEW  what moves, and where, between two memberships
-
-examples:
+const mainExamples = `examples:
   chash                                   compare every algorithm at 10 nodes, 1,000,000 keys
   chash compare -nodes 100 -keys 200k
   chash plan -from 20 -to 30 -step 2 -rate 200k -hit 94% -origin 25k
@@ -62,22 +68,44 @@ Run "chash COMMAND -h" for a command's flags. Exit status: 0 success,
 2 bad flags or input, 1 failure.
 `
 
+// mainHelp is "chash -h": the table of commands, then the examples.
+func mainHelp() string {
+	var b strings.Builder
+	b.WriteString("chash shows what consistent placement does to keys before a fleet changes.\n\nusage:\n")
+	uses := make([]string, len(commands))
+	width := 0
+	for i, c := range commands {
+		uses[i] = "chash " + c.name + " " + c.args
+		if i == 0 {
+			uses[i] = "chash [" + c.name + "] " + c.args
+		}
+		width = max(width, len(uses[i]))
+	}
+	for i, c := range commands {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, uses[i], c.summary)
+	}
+	b.WriteString("\n" + mainExamples)
+	return b.String()
+}
+
 // run is the whole command, apart from the process: it returns the exit
 // status.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelp(args[0]) {
-		return runCompare(args, stdout, stderr)
+		return commands[0].run(args, stdout, stderr)
 	}
 	if isHelp(args[0]) || args[0] == "help" {
-		fmt.Fprint(stdout, mainHelp)
+		fmt.Fprint(stdout, mainHelp())
 		return exitOK
 	}
+	var names []string
 	for _, c := range commands {
 		if c.name == args[0] {
 			return c.run(args[1:], stdout, stderr)
 		}
+		names = append(names, c.name)
 	}
-	fmt.Fprintf(stderr, "chash: unknown command %q (want compare, plan or diff; chash -h for help)\n", args[0])
+	fmt.Fprintf(stderr, "chash: unknown command %q (want %s; chash -h for help)\n", args[0], strings.Join(names, ", "))
 	return exitUsage
 }
 

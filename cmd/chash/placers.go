@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/keyplace/chash"
 )
@@ -21,14 +23,11 @@ type algo struct {
 
 const modNName = "mod-N"
 
-// algorithms returns mod-N and every algorithm this build of the library
-// provides, in the library's order.
+// algorithms returns mod-N and every algorithm of the library, in the
+// library's order.
 func algorithms(opts []chash.Option) []algo {
 	out := []algo{{modNName, newModN}}
 	for _, a := range chash.Algorithms() {
-		if _, err := chash.New(a, synthNodes(2), opts...); errors.Is(err, chash.ErrUnknownAlgorithm) {
-			continue
-		}
 		out = append(out, algo{a.String(), func(nodes []chash.Node) (chash.Placer, error) {
 			return chash.New(a, nodes, opts...)
 		}})
@@ -46,7 +45,7 @@ func findAlgo(name string, opts []chash.Option) (algo, error) {
 		}
 		names = append(names, a.name)
 	}
-	return algo{}, fmt.Errorf("unknown or unbuilt algorithm %q (this build has %s)", name, strings.Join(names, ", "))
+	return algo{}, fmt.Errorf("unknown algorithm %q (want %s)", name, strings.Join(names, ", "))
 }
 
 // libFlags are the library options every command accepts.
@@ -56,11 +55,14 @@ type libFlags struct {
 }
 
 func (l *libFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&l.vnodes, "vnodes", 0, "ring points per node (0: the library's default, 160)")
-	fs.Uint64Var(&l.seed, "seed", 0, "xxhash seed for keys and node IDs")
+	fs.IntVar(&l.vnodes, "vnodes", 0, "ring points per node, 1 to 65536 (0: the library's default, 160)")
+	fs.Uint64Var(&l.seed, "seed", 0, "xxhash seed for keys and node IDs, 0 to 2^64-1 (0: the library's default hasher)")
 }
 
 func (l *libFlags) options() ([]chash.Option, error) {
+	if l.vnodes < 0 || l.vnodes > maxPointsFlag {
+		return nil, fmt.Errorf("-vnodes %d: want 0 (the default) or 1 to %d", l.vnodes, maxPointsFlag)
+	}
 	var opts []chash.Option
 	if l.vnodes != 0 {
 		opts = append(opts, chash.WithVnodes(l.vnodes))
@@ -130,9 +132,13 @@ func (m *modN) Nodes() []chash.Node { return append([]chash.Node(nil), m.nodes..
 
 func (m *modN) Len() int { return len(m.nodes) }
 
+// maxLine bounds a membership file's line.
+const maxLine = 1 << 20
+
 // readMembers reads a membership file: one node ID a line, optionally
 // followed by whitespace and a weight; blank lines and lines or line ends
-// starting with # are ignored.
+// starting with # are ignored, and so is a UTF-8 byte order mark at the
+// start. Every error names the file and line.
 func readMembers(name string) ([]chash.Node, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -141,8 +147,14 @@ func readMembers(name string) ([]chash.Node, error) {
 	defer f.Close()
 	var nodes []chash.Node
 	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		n, ok, err := parseMember(sc.Text())
+	sc.Buffer(nil, maxLine)
+	line := 1
+	for ; sc.Scan(); line++ {
+		text := sc.Text()
+		if line == 1 {
+			text = strings.TrimPrefix(text, "\uFEFF") // editors on Windows write one
+		}
+		n, ok, err := parseMember(text)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
 		}
@@ -150,7 +162,9 @@ func readMembers(name string) ([]chash.Node, error) {
 			nodes = append(nodes, n)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("%s:%d: line longer than %d bytes", name, line, maxLine)
+	} else if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	if len(nodes) == 0 {
@@ -159,7 +173,9 @@ func readMembers(name string) ([]chash.Node, error) {
 	return nodes, nil
 }
 
-func parseMember(line string) (chash.Node, bool, error) {
+// parseMember parses one line of a membership file; ok is false for a
+// line that holds no node.
+func parseMember(line string) (n chash.Node, ok bool, err error) {
 	fields := strings.Fields(line)
 	for i, f := range fields {
 		if strings.HasPrefix(f, "#") {
@@ -170,16 +186,43 @@ func parseMember(line string) (chash.Node, bool, error) {
 	switch len(fields) {
 	case 0:
 		return chash.Node{}, false, nil
-	case 1:
-		return chash.Node{ID: fields[0]}, true, nil
-	case 2:
+	case 1, 2:
+	default:
+		return chash.Node{}, false, fmt.Errorf("want an ID and an optional weight, got %d fields", len(fields))
+	}
+	if err := checkID(fields[0]); err != nil {
+		return chash.Node{}, false, err
+	}
+	n.ID = fields[0]
+	if len(fields) == 2 {
 		w, err := strconv.ParseFloat(fields[1], 64)
 		if err != nil || w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
 			return chash.Node{}, false, fmt.Errorf("weight %q of %q: want a number >= 0", fields[1], fields[0])
 		}
-		return chash.Node{ID: fields[0], Weight: w}, true, nil
+		n.Weight = w
 	}
-	return chash.Node{}, false, fmt.Errorf("want an ID and an optional weight, got %d fields", len(fields))
+	return n, true, nil
+}
+
+// checkID rejects an ID that is more likely a mistake than a name: one
+// holding "=" (a weight written as in a list), "," (a list in a file), or
+// a character that does not print.
+func checkID(id string) error {
+	if i := strings.IndexByte(id, '='); i >= 0 {
+		return fmt.Errorf("ID %q holds \"=\": write the weight after a space (%s %s)", id, id[:i], id[i+1:])
+	}
+	if strings.Contains(id, ",") {
+		return fmt.Errorf("ID %q holds \",\": write one node a line", id)
+	}
+	if !utf8.ValidString(id) {
+		return fmt.Errorf("ID %q is not valid UTF-8", id)
+	}
+	for _, r := range id {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("ID %q holds the non-printing character %U", id, r)
+		}
+	}
+	return nil
 }
 
 // parseList reads a membership given on the command line: IDs separated
@@ -191,11 +234,13 @@ func parseList(s string) ([]chash.Node, error) {
 		if item == "" {
 			continue
 		}
-		n, _, err := parseMember(strings.Replace(item, "=", " ", 1))
+		n, ok, err := parseMember(strings.Replace(item, "=", " ", 1))
 		if err != nil {
 			return nil, fmt.Errorf("%q: %v", item, err)
 		}
-		nodes = append(nodes, n)
+		if ok {
+			nodes = append(nodes, n)
+		}
 	}
 	if len(nodes) == 0 {
 		return nil, errors.New("no nodes")

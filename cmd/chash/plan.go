@@ -2,8 +2,10 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/keyplace/chash"
@@ -24,9 +26,17 @@ The model: right after a step the keys that moved miss, so
 and the cache re-warms to -hit before the next step. -algo ideal (the
 default) takes moved as the least any consistent placement moves,
 |change|/larger node count; naming an algorithm measures it instead, on
-nodes node-0, node-1, ...
+nodes node-0, node-1, ... If the origin is over capacity before any step
+(rate x (1 - hit) > origin), the plan says so: no step size can help.
 
 The defaults are the worked example of growing a fleet from 20 to 30 nodes.
+
+-json prints one object: the inputs (algorithm, from, to, step, rate,
+hit_rate, origin_capacity), steady_origin_load and over_before_start;
+steps, at_once and mod_n_at_once, each step as {step, from, to, moved,
+hit_rate, origin_load, over_capacity} (step is 0 in the last two); and
+safe_step (0: none; -1: not searched) with safe_step_peak_load. Fractions
+are numbers from 0 to 1, loads requests/s.
 
 examples:
   chash plan
@@ -37,7 +47,7 @@ flags:
 `
 
 type planStep struct {
-	Label      string  `json:"label"`
+	N          int     `json:"step"` // 1, 2, ...; 0 in at_once and mod_n_at_once
 	From       int     `json:"from"`
 	To         int     `json:"to"`
 	Moved      float64 `json:"moved"`
@@ -54,6 +64,8 @@ type planReport struct {
 	Rate      float64    `json:"rate"`
 	Hit       float64    `json:"hit_rate"`
 	Origin    float64    `json:"origin_capacity"`
+	Steady    float64    `json:"steady_origin_load"` // rate x (1 - hit), before any step
+	OverStart bool       `json:"over_before_start"`  // Steady > Origin: no step size helps
 	Steps     []planStep `json:"steps"`
 	AtOnce    planStep   `json:"at_once"`
 	ModN      planStep   `json:"mod_n_at_once"`
@@ -61,85 +73,146 @@ type planReport struct {
 	SafePeak  float64    `json:"safe_step_peak_load"`
 }
 
+// Limits that keep a plan quick and its figures printable. Measured
+// algorithms build a placer per node count and diff each pair of counts a
+// plan visits.
+const (
+	maxSteps         = 1000
+	maxIdealNodes    = 1_000_000
+	maxMeasuredNodes = 1000
+	maxMeasuredPairs = 100 // for the search of the largest safe step
+	maxRate          = 1e12
+)
+
+// planFlags are plan's command line.
+type planFlags struct {
+	from, to, step int
+	rate, origin   quantity
+	hit            fraction
+	algo           string
+	json           bool
+	lib            libFlags
+}
+
+func newPlanFlags(stderr io.Writer) (*flag.FlagSet, *planFlags) {
+	fs := newFlags("plan", stderr)
+	f := &planFlags{rate: 200_000, origin: 25_000, hit: 0.94}
+	nodes := fmt.Sprintf("1 to %s (1 to %s with a measured -algo)", commas(maxIdealNodes), commas(maxMeasuredNodes))
+	fs.IntVar(&f.from, "from", 20, "nodes now, "+nodes)
+	fs.IntVar(&f.to, "to", 30, "nodes wanted, "+nodes)
+	fs.IntVar(&f.step, "step", 2, fmt.Sprintf("nodes added or removed per step, 1 or more (at most %s steps)", commas(maxSteps)))
+	fs.Var(&f.rate, "rate", "requests per second reaching the cache, 1 to 1000G (200000, 200k)")
+	fs.Var(&f.origin, "origin", "requests per second the origin can serve, 1 to 1000G")
+	fs.Var(&f.hit, "hit", "steady hit rate, 0 to 1 (0.94 or 94%)")
+	fs.StringVar(&f.algo, "algo", "ideal", "ideal, mod-N, or an algorithm of the library (ring, ...)")
+	fs.BoolVar(&f.json, "json", false, "print JSON")
+	f.lib.register(fs)
+	return fs, f
+}
+
+// measured reports whether the plan measures an algorithm's movement
+// rather than computing it.
+func (f *planFlags) measured() bool {
+	return f.algo != "ideal" && !strings.EqualFold(f.algo, "modn") && !strings.EqualFold(f.algo, modNName)
+}
+
+// check reports the first flag out of its range.
+func (f *planFlags) check() error {
+	limit := maxIdealNodes
+	if f.measured() {
+		limit = maxMeasuredNodes
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"-from", f.from}, {"-to", f.to}} {
+		if c.n < 1 || c.n > limit {
+			return fmt.Errorf("%s %d: want a node count from 1 to %s", c.name, c.n, commas(int64(limit)))
+		}
+	}
+	switch steps := stepsOf(abs(f.to-f.from), f.step); {
+	case f.from == f.to:
+		return fmt.Errorf("-from and -to are both %d: nothing to plan", f.from)
+	case f.step < 1:
+		return fmt.Errorf("-step %d: want at least 1", f.step)
+	case steps > maxSteps:
+		return fmt.Errorf("-step %d: %d steps; want at most %d", f.step, steps, maxSteps)
+	}
+	for _, c := range []struct {
+		name string
+		q    quantity
+	}{{"-rate", f.rate}, {"-origin", f.origin}} {
+		if !(c.q >= 1 && c.q <= maxRate) {
+			return fmt.Errorf("%s %v: want 1 to 1000G requests/s", c.name, c.q)
+		}
+	}
+	return nil
+}
+
 // planner computes movement for one algorithm, remembering each pair of
 // node counts it has measured.
 type planner struct {
 	algo    string
-	build   func([]chash.Node) (chash.Placer, error)
 	known   map[[2]int]float64
-	placers map[int]chash.Placer
+	placers placerCache
 	prog    *progress
 }
 
 func runPlan(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("plan", stderr)
-	from := fs.Int("from", 20, "nodes now")
-	to := fs.Int("to", 30, "nodes wanted")
-	step := fs.Int("step", 2, "nodes added or removed per step")
-	rate, origin := quantity(200_000), quantity(25_000)
-	fs.Var(&rate, "rate", "requests per second reaching the cache (200000, 200k)")
-	fs.Var(&origin, "origin", "requests per second the origin can serve")
-	hit := fraction(0.94)
-	fs.Var(&hit, "hit", "steady hit rate (0.94 or 94%)")
-	algoName := fs.String("algo", "ideal", "ideal, mod-N, or an algorithm of this build (ring, ...)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	var lib libFlags
-	lib.register(fs)
+	fs, f := newPlanFlags(stderr)
 	var pos []string
 	if code, stop := parse(fs, args, planHelp, stdout, &pos); stop {
 		return code
 	}
-	limit := 1_000_000
-	if *algoName != "ideal" && !strings.EqualFold(*algoName, "modn") && *algoName != modNName {
-		limit = maxMeasuredNodes
-	}
-	switch {
-	case len(pos) > 0:
+	if len(pos) > 0 {
 		return usageError(stderr, "plan", "unexpected argument %q", pos[0])
-	case *from < 1 || *from > limit || *to < 1 || *to > limit:
-		return usageError(stderr, "plan", "-from %d -to %d: want node counts from 1 to %s", *from, *to, commas(int64(limit)))
-	case *from == *to:
-		return usageError(stderr, "plan", "-from and -to are both %d: nothing to plan", *from)
-	case *step < 1:
-		return usageError(stderr, "plan", "-step %d: want at least 1", *step)
-	case (abs(*to-*from)+*step-1) / *step > maxSteps:
-		return usageError(stderr, "plan", "-step %d: %d steps; want at most %d", *step, (abs(*to-*from)+*step-1) / *step, maxSteps)
-	case rate <= 0 || origin <= 0:
-		return usageError(stderr, "plan", "-rate and -origin must be positive")
 	}
-	pl := &planner{algo: *algoName, known: map[[2]int]float64{}, placers: map[int]chash.Placer{}}
-	if pl.algo != "ideal" {
-		opts, err := lib.options()
-		if err != nil {
-			return usageError(stderr, "plan", "%v", err)
-		}
-		a, err := findAlgo(pl.algo, opts)
-		if err != nil {
-			return usageError(stderr, "plan", "-algo: %v", err)
-		}
-		pl.algo, pl.build = a.name, a.build
+	if err := f.check(); err != nil {
+		return usageError(stderr, "plan", "%v", err)
+	}
+	pl, err := newPlanner(f)
+	if err != nil {
+		return usageError(stderr, "plan", "%v", err)
 	}
 	pl.prog = startProgress(stderr)
-	rep, err := pl.plan(*from, *to, *step, float64(rate), float64(hit), float64(origin))
+	rep, err := pl.plan(f.from, f.to, f.step, float64(f.rate), float64(f.hit), float64(f.origin))
 	pl.prog.finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "chash plan: %v\n", err)
 		return exitFail
 	}
-	if *asJSON {
+	if f.json {
 		return writeJSON(stdout, rep)
 	}
 	rep.write(stdout)
 	return exitOK
 }
 
-// Limits that keep a plan quick: measured algorithms build a placer per
-// node count and diff each pair of counts a plan visits.
-const (
-	maxSteps         = 1000
-	maxMeasuredNodes = 1000
-	maxMeasuredPairs = 100 // for the search of the largest safe step
-)
+// newPlanner returns the planner of f's algorithm. For a measured one it
+// builds the largest placer the plan needs, so that a size the library
+// rejects is bad input, reported before any work.
+func newPlanner(f *planFlags) (*planner, error) {
+	pl := &planner{algo: f.algo, known: map[[2]int]float64{}}
+	if !f.measured() {
+		if pl.algo != "ideal" {
+			pl.algo = modNName
+		}
+		return pl, nil
+	}
+	opts, err := f.lib.options()
+	if err != nil {
+		return nil, err
+	}
+	a, err := findAlgo(f.algo, opts)
+	if err != nil {
+		return nil, fmt.Errorf("-algo: %v", err)
+	}
+	pl.algo, pl.placers.build = a.name, a.build
+	if _, err := pl.placers.get(max(f.from, f.to)); err != nil {
+		return nil, fmt.Errorf("%s of %d nodes: %v", a.name, max(f.from, f.to), err)
+	}
+	return pl, nil
+}
 
 // moved returns the fraction of keys that move from n to m nodes.
 func (pl *planner) moved(n, m int) (float64, error) {
@@ -153,11 +226,11 @@ func (pl *planner) moved(n, m int) (float64, error) {
 		return f, nil
 	}
 	pl.prog.set("measuring %s %d -> %d", pl.algo, n, m)
-	a, err := pl.placer(n)
+	a, err := pl.placers.get(n)
 	if err != nil {
 		return 0, err
 	}
-	b, err := pl.placer(m)
+	b, err := pl.placers.get(m)
 	if err != nil {
 		return 0, err
 	}
@@ -169,14 +242,51 @@ func (pl *planner) moved(n, m int) (float64, error) {
 	return d.Moved, nil
 }
 
-// placer returns the algorithm's placer of node-0 ... node-(n-1).
-func (pl *planner) placer(n int) (chash.Placer, error) {
-	if p, ok := pl.placers[n]; ok {
-		return p, nil
+// placerCache holds the two placers of node-0 ... node-(n-1) used last. A
+// plan visits node counts in order, each step from the count the last one
+// reached, so two are enough to build each count about once, and memory
+// stays that of two placers however long the plan.
+type placerCache struct {
+	build func([]chash.Node) (chash.Placer, error)
+	n     [2]int
+	p     [2]chash.Placer // p[0] used last
+}
+
+func (c *placerCache) get(n int) (chash.Placer, error) {
+	if c.p[1] != nil && c.n[1] == n {
+		c.n[0], c.n[1], c.p[0], c.p[1] = c.n[1], c.n[0], c.p[1], c.p[0]
 	}
-	p, err := pl.build(synthNodes(n))
-	pl.placers[n] = p
-	return p, err
+	if c.p[0] != nil && c.n[0] == n {
+		return c.p[0], nil
+	}
+	p, err := c.derive(n)
+	if p == nil && err == nil {
+		p, err = c.build(synthNodes(n))
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.n[1], c.p[1] = c.n[0], c.p[0]
+	c.n[0], c.p[0] = n, p
+	return p, nil
+}
+
+// derive returns the ring of n nodes from a cached ring of n-1 or n+1, or
+// nil if there is none. Ring.Add and Ring.Remove promise the ring NewRing
+// would build, in O(P) instead of NewRing's O(P·log P): a plan of single
+// steps then builds each ring in a few milliseconds.
+func (c *placerCache) derive(n int) (chash.Placer, error) {
+	for i, p := range c.p {
+		r, ok := p.(*chash.Ring)
+		switch {
+		case !ok:
+		case c.n[i] == n-1:
+			return r.Add(chash.Node{ID: "node-" + strconv.Itoa(n-1)})
+		case c.n[i] == n+1:
+			return r.Remove("node-" + strconv.Itoa(n))
+		}
+	}
+	return nil, nil
 }
 
 // modNMoved is the fraction of hashes h with h%n != h%m: h%n == h%m holds
@@ -196,17 +306,28 @@ func gcd(a, b int) int {
 
 func abs(x int) int { return max(x, -x) }
 
+// stepsOf returns the number of steps of at most step nodes that cover
+// delta nodes, for any step >= 1 without overflow; 0 for a step < 1.
+func stepsOf(delta, step int) int {
+	if step < 1 || delta < 1 {
+		return 0
+	}
+	return (delta-1)/step + 1
+}
+
 func (pl *planner) plan(from, to, step int, rate, hit, origin float64) (*planReport, error) {
-	rep := &planReport{Algorithm: pl.algo, From: from, To: to, Step: step, Rate: rate, Hit: hit, Origin: origin}
-	effect := func(label string, n, m int, moved float64) planStep {
-		s := planStep{Label: label, From: n, To: m, Moved: moved, HitRate: hit * (1 - moved)}
+	rep := &planReport{Algorithm: pl.algo, From: from, To: to, Step: step, Rate: rate, Hit: hit, Origin: origin,
+		Steady: rate * (1 - hit)}
+	rep.OverStart = over(rep.Steady, origin)
+	effect := func(i, n, m int, moved float64) planStep {
+		s := planStep{N: i, From: n, To: m, Moved: moved, HitRate: hit * (1 - moved)}
 		s.OriginLoad = rate * (1 - s.HitRate)
-		s.Over = s.OriginLoad > origin
+		s.Over = over(s.OriginLoad, origin)
 		return s
 	}
 	err := walkPlan(from, to, step, func(n, m int) error {
 		moved, err := pl.moved(n, m)
-		rep.Steps = append(rep.Steps, effect(fmt.Sprint(len(rep.Steps)+1), n, m, moved))
+		rep.Steps = append(rep.Steps, effect(len(rep.Steps)+1, n, m, moved))
 		return err
 	})
 	if err != nil {
@@ -216,15 +337,21 @@ func (pl *planner) plan(from, to, step int, rate, hit, origin float64) (*planRep
 	if err != nil {
 		return nil, err
 	}
-	rep.AtOnce = effect("at once", from, to, moved)
-	rep.ModN = effect("mod-N", from, to, modNMoved(from, to))
-	if pl.searchable(from, to) {
+	rep.AtOnce = effect(0, from, to, moved)
+	rep.ModN = effect(0, from, to, modNMoved(from, to))
+	switch {
+	case rep.OverStart: // every step is over: none is safe
+	case pl.searchable(from, to):
 		rep.SafeStep, rep.SafePeak, err = pl.safeStep(from, to, effect)
-	} else {
+	default:
 		rep.SafeStep = -1
 	}
 	return rep, err
 }
+
+// over reports whether load exceeds capacity by more than rounding: 200k
+// requests/s at 94% hits is 12,000/s, not 12,000.000000000002/s.
+func over(load, capacity float64) bool { return load > capacity*(1+1e-12) }
 
 // errOver stops the walk of a plan at its first step over capacity.
 var errOver = errors.New("over capacity")
@@ -232,7 +359,7 @@ var errOver = errors.New("over capacity")
 // safeStep returns the largest step size of at most maxSteps steps whose
 // every step keeps the origin within capacity, and its peak origin load;
 // 0 if there is none.
-func (pl *planner) safeStep(from, to int, effect func(string, int, int, float64) planStep) (int, float64, error) {
+func (pl *planner) safeStep(from, to int, effect func(int, int, int, float64) planStep) (int, float64, error) {
 	delta := abs(to - from)
 	for s := delta; s >= 1 && delta/s <= maxSteps; s-- {
 		peak := 0.0
@@ -241,7 +368,7 @@ func (pl *planner) safeStep(from, to int, effect func(string, int, int, float64)
 			if err != nil {
 				return err
 			}
-			st := effect("", n, m, moved)
+			st := effect(0, n, m, moved)
 			if peak = max(peak, st.OriginLoad); st.Over {
 				return errOver
 			}
@@ -275,12 +402,10 @@ func (pl *planner) searchable(from, to int) bool {
 // last step may be smaller), stopping at the first error.
 func walkPlan(from, to, step int, fn func(n, m int) error) error {
 	for n := from; n != to; {
-		m := n + step
+		d := min(step, abs(to-n)) // never past the target, nor overflowing
+		m := n + d
 		if to < from {
-			m = n - step
-		}
-		if (m-to)*(n-to) <= 0 { // reached or passed the target
-			m = to
+			m = n - d
 		}
 		if err := fn(n, m); err != nil {
 			return err
@@ -303,27 +428,33 @@ func (rep *planReport) write(w io.Writer) {
 	fmt.Fprintf(w, "%s requests/s, %.1f%% hits: the origin serves %s of its %s requests/s\n\n",
 		commas(int64(rep.Rate)), 100*rep.Hit, commas(int64(rep.Rate*(1-rep.Hit))), commas(int64(rep.Origin)))
 	t := newTable(">step", "nodes", ">keys moved", ">hit rate", ">origin load", "")
-	row := func(s planStep) {
+	row := func(label string, s planStep) {
 		flag := ""
 		if s.Over {
 			flag = fmt.Sprintf("OVER %.2fx", s.OriginLoad/rep.Origin)
 		}
-		t.add(s.Label, fmt.Sprintf("%d -> %d", s.From, s.To), percent(s.Moved), fmt.Sprintf("%.1f%%", 100*s.HitRate),
+		t.add(label, fmt.Sprintf("%d -> %d", s.From, s.To), percent(s.Moved), fmt.Sprintf("%.1f%%", 100*s.HitRate),
 			commas(int64(s.OriginLoad+0.5))+"/s", flag)
 	}
 	for _, s := range rep.Steps {
-		row(s)
+		row(strconv.Itoa(s.N), s)
 	}
 	t.add()
-	row(rep.AtOnce)
-	row(rep.ModN)
+	row("at once", rep.AtOnce)
+	row("mod-N", rep.ModN)
 	t.write(w)
 	fmt.Fprintln(w)
 	switch {
+	case rep.OverStart:
+		fmt.Fprintf(w, "The origin is over capacity before any step: at %.1f%% hits it serves %s/s of its %s/s.\n",
+			100*rep.Hit, commas(int64(rep.Steady+0.5)), commas(int64(rep.Origin)))
+		fmt.Fprintln(w, "No step size helps: add origin capacity or raise the hit rate first.")
 	case rep.SafeStep < 0:
 		fmt.Fprintf(w, "Largest safe step not searched: it would measure over %d pairs of node counts; try -algo ideal.\n", maxMeasuredPairs)
-	case rep.SafeStep == 0:
+	case rep.SafeStep == 0 && verb == "grow":
 		fmt.Fprintf(w, "No step size keeps the origin within %s/s: warm new nodes before they take traffic.\n", commas(int64(rep.Origin)))
+	case rep.SafeStep == 0:
+		fmt.Fprintf(w, "No step size keeps the origin within %s/s: copy the leaving nodes' keys to the others first.\n", commas(int64(rep.Origin)))
 	default:
 		nodes := "nodes"
 		if rep.SafeStep == 1 {
