@@ -21,7 +21,10 @@
 // when a pick meets them (ClientConn.Connect connects them all). A pick
 // returns balancer.ErrNoSubConnAvailable, which makes the RPC wait for the
 // next picker, only while no endpoint is READY and some are connecting or
-// idle; when all are in TRANSIENT_FAILURE it fails with their error.
+// idle, or when the key's order reaches an endpoint still making its first
+// connection since it joined (so a starting channel does not send keys
+// away from their owners); when all are in TRANSIENT_FAILURE it fails
+// with their error.
 //
 // With a load factor, picks go through a chash.Balancer over the READY
 // endpoints: an RPC takes a lease on the first endpoint of its key's order
@@ -66,7 +69,7 @@ func (builder) ParseConfig(js json.RawMessage) (serviceconfig.LoadBalancingConfi
 // pick_first: IDLE until a pick or ExitIdle asks it to connect, and left
 // IDLE when its connection drops, as grpc-go's ring_hash does.
 func (builder) Build(cc balancer.ClientConn, opts balancer.BuildOptions) balancer.Balancer {
-	b := &chashBalancer{ClientConn: cc}
+	b := &chashBalancer{ClientConn: cc, seen: make(map[string]bool)}
 	lazyPickFirst := func(cc balancer.ClientConn, opts balancer.BuildOptions) balancer.Balancer {
 		return lazy.NewBalancer(cc, opts, balancer.Get(pickfirst.Name).Build)
 	}
@@ -97,6 +100,7 @@ type chashBalancer struct {
 	err      error                         // why the placement could not be built
 	bal      *chash.Balancer               // with a load factor, once an endpoint is READY
 	last     *picker                       // last published
+	seen     map[string]bool               // endpoints READY or failed since they joined
 }
 
 func (b *chashBalancer) UpdateClientConnState(ccs balancer.ClientConnState) error {
@@ -154,6 +158,11 @@ func (b *chashBalancer) updateLocked() {
 	if nodes := membership(b.children); b.placer == nil && b.err == nil || !slices.Equal(nodes, b.nodes) {
 		b.nodes = nodes
 		b.placer, b.err = b.cfg.placer(nodes)
+		for id := range b.seen {
+			if _, found := slices.BinarySearchFunc(nodes, id, func(n chash.Node, id string) int { return cmpString(n.ID, id) }); !found {
+				delete(b.seen, id)
+			}
+		}
 	}
 	p := b.newPickerLocked()
 	b.last = p

@@ -19,6 +19,10 @@ type endpoint struct {
 	state    connectivity.State
 	picker   balancer.Picker
 	exitIdle func()
+	// fresh is an endpoint not yet READY or failed since it joined: picks
+	// wait for it, as ring_hash does, instead of sending its keys
+	// elsewhere while the channel starts.
+	fresh bool
 }
 
 // picker routes by key over a snapshot of the endpoints' states. It is
@@ -47,6 +51,10 @@ func (b *chashBalancer) newPickerLocked() *picker {
 	ready := make(map[string]bool)
 	for i, c := range b.children {
 		e := endpoint{id: identity(c.Endpoint), state: c.State.ConnectivityState, picker: c.State.Picker, exitIdle: c.ExitIdle}
+		if e.state == connectivity.Ready || e.state == connectivity.TransientFailure {
+			b.seen[e.id] = true
+		}
+		e.fresh = !b.seen[e.id]
 		p.eps[i], p.index[e.id] = e, i
 		if e.state == connectivity.Ready {
 			p.ready = append(p.ready, i)
@@ -102,7 +110,8 @@ func (p *picker) key(info balancer.PickInfo) (string, bool) {
 var orderBufs = sync.Pool{New: func() any { return new([]chash.Node) }}
 
 // walk picks the first READY endpoint in key's preference order, asking
-// the IDLE endpoints it passes to connect.
+// the IDLE endpoints it passes to connect. It waits instead if it meets a
+// fresh endpoint first.
 func (p *picker) walk(info balancer.PickInfo, key string) (balancer.PickResult, error) {
 	bp := orderBufs.Get().(*[]chash.Node)
 	defer orderBufs.Put(bp)
@@ -118,6 +127,9 @@ func (p *picker) walk(info balancer.PickInfo, key string) (balancer.PickResult, 
 			waiting = true
 		case connectivity.Connecting:
 			waiting = true
+		}
+		if p.eps[i].fresh {
+			return balancer.PickResult{}, balancer.ErrNoSubConnAvailable
 		}
 	}
 	return p.none(info, waiting)
@@ -166,8 +178,8 @@ func (p *picker) roundRobin(info balancer.PickInfo) (balancer.PickResult, error)
 // pickBounded takes a lease from the balancer over the READY endpoints and
 // releases it in the pick's Done.
 func (p *picker) pickBounded(info balancer.PickInfo, key string) (balancer.PickResult, error) {
-	if e := &p.eps[p.index[p.placer.LookupString(key).ID]]; e.state != connectivity.Ready {
-		p.kickAhead(key) // so the key's first choices come back once they can
+	if e := &p.eps[p.index[p.placer.LookupString(key).ID]]; e.state != connectivity.Ready && p.kickAhead(key) {
+		return balancer.PickResult{}, balancer.ErrNoSubConnAvailable
 	}
 	if len(p.ready) == 0 {
 		return p.none(info, false)
@@ -194,19 +206,24 @@ func (p *picker) pickBounded(info balancer.PickInfo, key string) (balancer.PickR
 }
 
 // kickAhead asks the IDLE endpoints before key's first READY one to
-// connect.
-func (p *picker) kickAhead(key string) {
+// connect, and reports whether a fresh one comes first, to wait for.
+func (p *picker) kickAhead(key string) bool {
 	bp := orderBufs.Get().(*[]chash.Node)
 	defer orderBufs.Put(bp)
 	*bp = p.placer.AppendTopKString((*bp)[:0], key, p.placer.Len())
 	for _, n := range *bp {
-		switch i := p.index[n.ID]; p.eps[i].state {
+		i := p.index[n.ID]
+		switch p.eps[i].state {
 		case connectivity.Ready:
-			return
+			return false
 		case connectivity.Idle:
 			p.kick(i)
 		}
+		if p.eps[i].fresh {
+			return true
+		}
 	}
+	return false
 }
 
 // done releases a pick's lease when gRPC ends the RPC, then calls the
