@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -120,9 +121,12 @@ func dial(t testing.TB, eps []resolver.Endpoint, js string) (*grpc.ClientConn, *
 	t.Cleanup(func() { conn.Close() })
 	conn.Connect()
 	var b *chashBalancer
-	select {
-	case b = <-built:
-	case <-time.After(2 * time.Second):
+	if strings.Contains(js, `"chash"`) {
+		select {
+		case b = <-built:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the chash balancer was not built")
+		}
 	}
 	buildHook = nil
 	return conn, b

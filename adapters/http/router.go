@@ -37,7 +37,8 @@ var ErrNoRoute = errors.New("chashhttp: no backend can take the request")
 // request's key; its Transport picks the backend, fails over on dial
 // errors and holds the request's lease until the response body is closed
 // (ReverseProxy closes it for every response, also when copying it fails
-// or the client goes away). A Router is safe for concurrent use.
+// or the client goes away). A Router is safe for concurrent use. Make one
+// with New; the zero Router is not usable.
 type Router struct {
 	key      Key
 	src      chash.Placer
