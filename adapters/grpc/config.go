@@ -1,0 +1,131 @@
+package chashgrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/keyplace/chash"
+	"google.golang.org/grpc/serviceconfig"
+)
+
+// Name is the name the balancer is registered under, for a service config
+// such as
+//
+//	{"loadBalancingConfig": [{"chash": {"algorithm": "rendezvous", "header": "x-tenant"}}]}
+const Name = "chash"
+
+// RingHash is the Config.Algorithm value that places keys exactly as
+// grpc-go's ring_hash_experimental does for the same endpoints and request
+// hash header (xxhash64 of the header's values joined by ","), so a fleet
+// can move to this balancer without moving keys.
+const RingHash = "ring_hash"
+
+// ErrConfig reports a service config the balancer cannot use.
+var ErrConfig = errors.New("chashgrpc: invalid config")
+
+// Config is the balancer's service config, parsed from JSON. The zero
+// Config, {}, is rendezvous hashing keyed only by [WithKey], without a
+// load bound.
+type Config struct {
+	serviceconfig.LoadBalancingConfig `json:"-"`
+
+	// Algorithm is a name chash.ParseAlgorithm accepts ("ring",
+	// "rendezvous", "jump", "maglev", "bounded") or RingHash. Empty means
+	// "rendezvous".
+	Algorithm string `json:"algorithm,omitempty"`
+	// Vnodes, TableSize, Partitions and PartitionLoadFactor are the
+	// algorithm's options (chash.WithVnodes, WithTableSize, WithPartitions,
+	// and WithLoadFactor for the bounded algorithm's partitions); zero
+	// means the algorithm's default. Seed, if set, is chash.XXHashSeed.
+	Vnodes              int     `json:"vnodes,omitempty"`
+	TableSize           int     `json:"tableSize,omitempty"`
+	Partitions          int     `json:"partitions,omitempty"`
+	PartitionLoadFactor float64 `json:"partitionLoadFactor,omitempty"`
+	Seed                uint64  `json:"seed,omitempty"`
+	// MinRingSize and MaxRingSize size the RingHash ring as ring_hash's
+	// fields of the same names do (defaults 1024 and 4096, capped at 4096).
+	MinRingSize uint64 `json:"minRingSize,omitempty"`
+	MaxRingSize uint64 `json:"maxRingSize,omitempty"`
+	// Header is the request metadata key whose values (joined by ",") are
+	// the request key when the context carries none from WithKey. Empty
+	// means the key comes only from WithKey. Matched case-insensitively.
+	Header string `json:"header,omitempty"`
+	// LoadFactor, if set (it must be greater than 1), bounds each
+	// endpoint's in-flight RPCs to about LoadFactor times its weighted
+	// share, through a chash.Balancer: a request whose choice is full goes
+	// to its next choice. Zero means no bound.
+	LoadFactor float64 `json:"loadFactor,omitempty"`
+}
+
+// ParseConfig parses and validates a Config from its JSON form.
+func ParseConfig(js []byte) (*Config, error) {
+	var c Config
+	if err := json.Unmarshal(js, &c); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	c.Header = strings.ToLower(strings.TrimSpace(c.Header))
+	if strings.HasSuffix(c.Header, "-bin") {
+		return nil, fmt.Errorf("%w: header %q is binary metadata", ErrConfig, c.Header)
+	}
+	// Building a one-node placement checks every option's range.
+	probe := []chash.Node{{ID: "probe"}}
+	p, err := c.placer(probe)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if c.LoadFactor != 0 {
+		if _, err := chash.NewBalancer(p, chash.WithLoadFactor(c.LoadFactor)); err != nil {
+			return nil, fmt.Errorf("%w: loadFactor: %w", ErrConfig, err)
+		}
+	}
+	return &c, nil
+}
+
+// placer builds the configured placement over nodes.
+func (c *Config) placer(nodes []chash.Node) (chash.Placer, error) {
+	if strings.EqualFold(strings.TrimSpace(c.Algorithm), RingHash) {
+		lo, hi := c.MinRingSize, c.MaxRingSize
+		if lo == 0 {
+			lo = defaultMinRingSize
+		}
+		if hi == 0 {
+			hi = defaultMaxRingSize
+		}
+		r, err := newGRPCRing(nodes, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	name := c.Algorithm
+	if strings.TrimSpace(name) == "" {
+		name = "rendezvous"
+	}
+	a, err := chash.ParseAlgorithm(name)
+	if err != nil {
+		return nil, err
+	}
+	return chash.New(a, nodes, c.options()...)
+}
+
+func (c *Config) options() []chash.Option {
+	var opts []chash.Option
+	if c.Vnodes != 0 {
+		opts = append(opts, chash.WithVnodes(c.Vnodes))
+	}
+	if c.TableSize != 0 {
+		opts = append(opts, chash.WithTableSize(c.TableSize))
+	}
+	if c.Partitions != 0 {
+		opts = append(opts, chash.WithPartitions(c.Partitions))
+	}
+	if c.PartitionLoadFactor != 0 {
+		opts = append(opts, chash.WithLoadFactor(c.PartitionLoadFactor))
+	}
+	if c.Seed != 0 {
+		opts = append(opts, chash.WithHasher(chash.XXHashSeed(c.Seed)))
+	}
+	return opts
+}

@@ -1,0 +1,200 @@
+// Package chashhttp routes net/http/httputil.ReverseProxy requests by a
+// request key with a chash placement: every request for one tenant, user
+// or object goes to the backend that owns it, fails over to the key's
+// next choice when that backend cannot be dialled, and, with a load
+// factor, no backend takes more than its bounded share of the requests in
+// flight.
+//
+//	router, err := chashhttp.New(chashhttp.Header("X-Tenant"), placer)
+//	proxy := &httputil.ReverseProxy{Rewrite: router.Rewrite, Transport: router.Transport(nil)}
+//
+// A node's ID names its backend: "host:port" (plain HTTP) or a URL with a
+// scheme and host and no path, such as "https://10.0.0.7:8443".
+package chashhttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/keyplace/chash"
+)
+
+// ErrNoRoute reports a request the Transport cannot route: every attempt
+// failed to dial, or the bounded balancer found every backend full.
+var ErrNoRoute = errors.New("chashhttp: no backend can take the request")
+
+// Router picks backends for a ReverseProxy. Its Rewrite records each
+// request's key; its Transport picks the backend, fails over on dial
+// errors and holds the request's lease until the response body is closed
+// (ReverseProxy closes it for every response, also when copying it fails
+// or the client goes away). A Router is safe for concurrent use. Make one
+// with New; the zero Router is not usable.
+type Router struct {
+	key      Key
+	src      chash.Placer
+	c        float64
+	attempts int
+	cooldown time.Duration
+
+	cur  atomic.Pointer[view]
+	mu   sync.Mutex // serialises view rebuilds
+	bal  *chash.Balancer
+	down map[string]time.Time // backend ID -> when it may be tried again
+	urls sync.Map             // backend ID -> *url.URL
+}
+
+// Option configures New.
+type Option func(*Router) error
+
+// WithLoadFactor bounds each backend's in-flight requests to about c times
+// its weighted share, through a chash.Balancer (c > 1). Requests without a
+// key are not counted.
+func WithLoadFactor(c float64) Option {
+	return func(r *Router) error { r.c = c; return nil }
+}
+
+// WithAttempts sets how many backends, in the key's preference order, a
+// request tries when dialling fails (default 3, at least 1).
+func WithAttempts(n int) Option {
+	return func(r *Router) error {
+		if n < 1 {
+			return fmt.Errorf("%w: chashhttp.WithAttempts(%d): want at least 1", chash.ErrInvalidOption, n)
+		}
+		r.attempts = n
+		return nil
+	}
+}
+
+// WithCooldown sets how long a backend that could not be dialled is left
+// out of the placement before requests try it again (default 2s). Only
+// its own keys move meanwhile, each to its next choice.
+func WithCooldown(d time.Duration) Option {
+	return func(r *Router) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: chashhttp.WithCooldown(%v): want a positive duration", chash.ErrInvalidOption, d)
+		}
+		r.cooldown = d
+		return nil
+	}
+}
+
+// New returns a Router keyed by key over p, any chash placer or a
+// *chash.Holder (whose swaps it follows on the next request). Every node
+// ID must name a backend as the package documents.
+func New(key Key, p chash.Placer, opts ...Option) (*Router, error) {
+	if key == nil {
+		return nil, fmt.Errorf("%w: chashhttp.New: nil Key", chash.ErrInvalidOption)
+	}
+	if p == nil || reflect.ValueOf(p).Kind() == reflect.Pointer && reflect.ValueOf(p).IsNil() {
+		return nil, fmt.Errorf("%w: chashhttp.New: nil placer", chash.ErrNoNodes)
+	}
+	r := &Router{key: key, src: p, attempts: 3, cooldown: 2 * time.Second, down: map[string]time.Time{}}
+	for _, o := range opts {
+		if err := o(r); err != nil {
+			return nil, err
+		}
+	}
+	all := current(p)
+	if all == nil || all.Len() == 0 {
+		return nil, fmt.Errorf("%w: chashhttp.New", chash.ErrNoNodes)
+	}
+	for _, n := range all.Nodes() {
+		if _, err := r.target(n.ID); err != nil {
+			return nil, err
+		}
+	}
+	if r.c != 0 {
+		b, err := chash.NewBalancer(all, chash.WithLoadFactor(r.c))
+		if err != nil {
+			return nil, err
+		}
+		r.bal = b
+	}
+	r.mu.Lock()
+	r.rebuildLocked(all, time.Now())
+	r.mu.Unlock()
+	return r, nil
+}
+
+// current is the placer p stands for now: a Holder's current one.
+func current(p chash.Placer) chash.Placer {
+	if h, ok := p.(*chash.Holder); ok {
+		return h.Load()
+	}
+	return p
+}
+
+// target parses a backend ID into the URL requests to it are sent to.
+func (r *Router) target(id string) (*url.URL, error) {
+	if u, ok := r.urls.Load(id); ok {
+		return u.(*url.URL), nil
+	}
+	raw := id
+	if !strings.Contains(id, "://") {
+		raw = "http://" + id
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return nil, fmt.Errorf("%w: chashhttp: node ID %q is not host:port or scheme://host[:port]", chash.ErrInvalidOption, id)
+	}
+	u.Path = ""
+	r.urls.Store(id, u)
+	return u, nil
+}
+
+type routeKey struct{}
+
+// route is what Rewrite leaves for the Transport.
+type route struct{ key string }
+
+// Rewrite is the ReverseProxy's Rewrite (or a step of it): it records the
+// request's key and points the outbound URL at the key's first choice;
+// the Transport makes the final choice. A request without a key is keyed
+// by its client's IP address. Compose it to add headers, for example
+//
+//	Rewrite: func(pr *httputil.ProxyRequest) { router.Rewrite(pr); pr.SetXForwarded() }
+func (r *Router) Rewrite(pr *httputil.ProxyRequest) {
+	k, ok := r.key(pr.In)
+	if !ok {
+		k, _, _ = net.SplitHostPort(pr.In.RemoteAddr)
+	}
+	if u, err := r.target(r.view().live.LookupString(k).ID); err == nil {
+		pr.SetURL(u)
+	}
+	pr.Out = pr.Out.WithContext(context.WithValue(pr.Out.Context(), routeKey{}, &route{key: k}))
+}
+
+// ReverseProxy returns a ReverseProxy routed by r over base (nil means
+// http.DefaultTransport) that also sets the X-Forwarded headers.
+func (r *Router) ReverseProxy(base http.RoundTripper) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite:   func(pr *httputil.ProxyRequest) { r.Rewrite(pr); pr.SetXForwarded() },
+		Transport: r.Transport(base),
+	}
+}
+
+// InFlight returns the requests holding a lease (0 without a load factor).
+func (r *Router) InFlight() int64 {
+	if r.bal == nil {
+		return 0
+	}
+	return r.bal.InFlight()
+}
+
+// Load returns the leases held on backend id (0 without a load factor).
+func (r *Router) Load(id string) int64 {
+	if r.bal == nil {
+		return 0
+	}
+	return r.bal.Load(id)
+}
