@@ -40,7 +40,9 @@ const FingerprintNone = "none"
 //     told apart; a hasher that panics on a probe is digested as such.
 //
 // A Holder has the fingerprint of the placer it holds at the moment of the
-// call, so it equals the fingerprint of that placer. A placer of a type this
+// call, so it equals the fingerprint of that placer; so does any other
+// Placer with a method Load() Placer, such as a watcher that serves the
+// placer of a membership it follows. A placer of a type this
 // package does not define is digested by its Go type name, its Nodes() and
 // the top nodes AppendTopK gives for 64 fixed probe keys, so it is never
 // silently reported as equal to a different placement, although two such
@@ -99,8 +101,32 @@ func fingerprint(p Placer, depth int) string {
 		}
 		d.str("bounded").num(uint64(len(p.owner))).num(math.Float64bits(p.c))
 		return d.members(p.nodes).hasher(p.cfg.hasher).sum("bounded")
+	case loader:
+		if depth >= maxHolderDepth {
+			return FingerprintNone
+		}
+		if inner, ok := load(p); ok {
+			return fingerprint(inner, depth+1)
+		}
 	}
 	return foreignFingerprint(d, p)
+}
+
+// loader is a placer that, like Holder, serves the placer it loads, such
+// as a watcher of a membership service.
+type loader interface {
+	Placer
+	Load() Placer
+}
+
+// load calls l.Load, reporting false if it panics.
+func load(l loader) (p Placer, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return l.Load(), true
 }
 
 // foreignFingerprint digests a placer of a type this package does not

@@ -178,6 +178,23 @@ func TestFingerprintNeverPanics(t *testing.T) {
 	assert.Regexp(t, fpFormat, chash.Fingerprint(fpBroken{}), "a placer that panics")
 }
 
+// fpLoader serves the placer it loads, as a Holder does.
+type fpLoader struct{ fpForeign }
+
+func (l fpLoader) Load() chash.Placer { return l.Placer }
+
+func TestFingerprintLoader(t *testing.T) {
+	p := fpBuild(t, chash.AlgorithmBounded, fpNodes(8))
+	assert.Equal(t, chash.Fingerprint(p), chash.Fingerprint(fpLoader{fpForeign{p}}))
+	assert.Equal(t, chash.FingerprintNone, chash.Fingerprint(fpLoader{}))
+	assert.Regexp(t, fpFormat, chash.Fingerprint((*fpNilLoader)(nil)), "a Load that panics")
+}
+
+// fpNilLoader's Load panics on a nil receiver.
+type fpNilLoader struct{ fpForeign }
+
+func (l *fpNilLoader) Load() chash.Placer { return l.Placer }
+
 func TestFingerprintForeign(t *testing.T) {
 	a, b := fpBuild(t, chash.AlgorithmRing, fpNodes(8)), fpBuild(t, chash.AlgorithmRing, fpNodes(9))
 	assert.Equal(t, chash.Fingerprint(fpForeign{a}), chash.Fingerprint(fpForeign{fpBuild(t, chash.AlgorithmRing, fpNodes(8))}))
