@@ -149,3 +149,10 @@ func WithErrorHook(f func(error)) Option { return func(c *config) { c.onError = 
 // export View.Fingerprint and View.Revision. It is called from the
 // background goroutine and must not block for long. Only Watch uses it.
 func WithViewHook(f func(*View)) Option { return func(c *config) { c.onView = f } }
+
+// ParseMember decodes the value of the key whose name under the prefix is
+// name (the part after the prefix's "/") as a watcher does, with the limit
+// DefaultMaxValueSize. It fails with ErrBadMember as described there.
+func ParseMember(name string, value []byte) (Member, error) {
+	return parseMember(name, value, DefaultMaxValueSize)
+}
