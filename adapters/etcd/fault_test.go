@@ -348,13 +348,17 @@ func TestBadValues(t *testing.T) {
 	put("also", `{"id":"also","weight":2}`)
 	want := map[string]etcd.Member{"good": good["good"], "also": {ID: "also", Weight: 2}}
 	converge(t, []*etcd.Watcher{w}, want, 2*time.Second)
-	require.Eventually(t, func() bool { return reported.count(func(err error) bool { return errors.Is(err, etcd.ErrBadMember) }) >= len(bad) },
+	require.Eventually(t, func() bool {
+		return reported.count(func(err error) bool { return errors.Is(err, etcd.ErrBadMember) }) >= len(bad)
+	},
 		2*time.Second, 10*time.Millisecond, "every bad value is reported")
 
 	// A member the builder rejects keeps the last view.
 	before := w.View()
 	put("light", `{"id":"light","weight":1}`)
-	require.Eventually(t, func() bool { return reported.count(func(err error) bool { return errors.Is(err, chash.ErrInvalidWeight) }) > 0 },
+	require.Eventually(t, func() bool {
+		return reported.count(func(err error) bool { return errors.Is(err, chash.ErrInvalidWeight) }) > 0
+	},
 		2*time.Second, 10*time.Millisecond, "the builder's error is reported")
 	assert.Same(t, before, w.View())
 
@@ -363,7 +367,9 @@ func TestBadValues(t *testing.T) {
 		_, err := c.Delete(ctxT(t), p+"/"+name)
 		require.NoError(t, err)
 	}
-	require.Eventually(t, func() bool { return reported.count(func(err error) bool { return errors.Is(err, etcd.ErrNoMembers) }) > 0 },
+	require.Eventually(t, func() bool {
+		return reported.count(func(err error) bool { return errors.Is(err, etcd.ErrNoMembers) }) > 0
+	},
 		2*time.Second, 10*time.Millisecond, "an empty view is reported")
 	assert.Same(t, before, w.View(), "the last good view keeps serving")
 	assert.Contains(t, []string{"good", "also"}, w.LookupString("k").ID)
