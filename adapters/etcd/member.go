@@ -92,8 +92,8 @@ type config struct {
 	ttl      time.Duration
 	coalesce time.Duration
 	maxValue int
-	onError  func(error)
-	onView   func(*View)
+	onError  []func(error)
+	onView   []func(*View)
 }
 
 func newConfig(opts []Option) config {
@@ -107,8 +107,11 @@ func newConfig(opts []Option) config {
 }
 
 func (c config) report(err error) {
-	if c.onError != nil && err != nil {
-		c.onError(err)
+	if err == nil {
+		return
+	}
+	for _, f := range c.onError {
+		f(err)
 	}
 }
 
@@ -141,14 +144,29 @@ func WithMaxValueSize(n int) Option { return func(c *config) { c.maxValue = max(
 // registration cannot act on: skipped members (ErrBadMember), views that
 // would be empty (ErrNoMembers), constructor failures, lost leases and
 // failed reads or keepalives that are being retried. It is called from the
-// background goroutine and must not block for long.
-func WithErrorHook(f func(error)) Option { return func(c *config) { c.onError = f } }
+// background goroutine and must not block for long. Each WithErrorHook adds
+// a hook; they are called in the order given. A nil f is ignored.
+func WithErrorHook(f func(error)) Option {
+	return func(c *config) {
+		if f != nil {
+			c.onError = append(c.onError, f)
+		}
+	}
+}
 
 // WithViewHook sets a function called with each view a watcher serves,
 // the first included, right after it is published: the place to log or
 // export View.Fingerprint and View.Revision. It is called from the
-// background goroutine and must not block for long. Only Watch uses it.
-func WithViewHook(f func(*View)) Option { return func(c *config) { c.onView = f } }
+// background goroutine and must not block for long. Each WithViewHook adds
+// a hook; they are called in the order given. A nil f is ignored. Only
+// Watch uses it.
+func WithViewHook(f func(*View)) Option {
+	return func(c *config) {
+		if f != nil {
+			c.onView = append(c.onView, f)
+		}
+	}
+}
 
 // ParseMember decodes the value of the key whose name under the prefix is
 // name (the part after the prefix's "/") as a watcher does, with the limit

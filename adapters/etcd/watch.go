@@ -81,7 +81,6 @@ type Watcher struct {
 	prefix  string
 	build   Builder
 	cfg     config
-	onView  func(*View)
 	cancel  context.CancelFunc
 	done    chan struct{}
 	members map[string]Member // the valid members at rev; owned by run
@@ -104,7 +103,6 @@ func Watch(ctx context.Context, c *clientv3.Client, prefix string, build Builder
 		return nil, err
 	}
 	w := &Watcher{c: c, prefix: p, build: build, cfg: newConfig(opts), done: make(chan struct{})}
-	w.onView = w.cfg.onView
 	if err := w.read(ctx); err != nil {
 		return nil, err
 	}
@@ -120,6 +118,9 @@ func Watch(ctx context.Context, c *clientv3.Client, prefix string, build Builder
 // Close stops following the prefix. The watcher keeps serving its last
 // view. Closing again does nothing.
 func (w *Watcher) Close() error {
+	if w == nil {
+		return nil
+	}
 	w.cancel()
 	<-w.done
 	return nil
@@ -239,8 +240,8 @@ func (w *Watcher) publish() error {
 		return err
 	}
 	w.view.Store(v)
-	if w.onView != nil {
-		w.onView(v)
+	for _, f := range w.cfg.onView {
+		f(v)
 	}
 	return nil
 }
