@@ -8,6 +8,7 @@
 //	chash [compare] [flags]     balance, movement, speed and memory of every algorithm
 //	chash plan [flags]          a rollout plan: origin load step by step
 //	chash diff [flags] OLD NEW  what moves between two memberships
+//	chash members [flags]       the live members at an etcd prefix
 //
 // Run "chash COMMAND -h" for a command's flags and examples. Every command
 // accepts -json for machine-readable output. The exit status is 0 on
@@ -43,6 +44,7 @@ var commands = []command{
 	{"compare", "balance, movement, speed and memory of every algorithm (the default)", runCompare},
 	{"plan", "a rollout plan for growing or shrinking a cache fleet", runPlan},
 	{"diff", "what moves between two memberships", runDiff},
+	{"members", "the live members at an etcd prefix, and what each change moves", runMembers},
 }
 
 const mainHelp = `chash shows what consistent placement does to keys before a fleet changes.
@@ -51,6 +53,7 @@ usage:
   chash [compare] [flags]     balance, movement, speed and memory of every algorithm
   chash plan [flags]          a rollout plan: keys moved, hit rate and origin load per step
   chash diff [flags] OLD NEW  what moves, and where, between two memberships
+  chash members -prefix P     live members in etcd, their fingerprint; -watch: what each change moves
 
 examples:
   chash                                   compare every algorithm at 10 nodes, 1,000,000 keys
