@@ -319,8 +319,15 @@ func sameMembers(a, b map[string]etcd.Member) bool {
 	return true
 }
 
-// watchers starts n watchers of prefix, each with a client of its own.
+// watchers starts n watchers of prefix building Maglev placers, each with
+// a client of its own.
 func watchers(t *testing.T, addr, prefix string, n int, opts ...etcd.Option) []*etcd.Watcher {
+	t.Helper()
+	return watchersOf(t, addr, prefix, n, maglev, opts...)
+}
+
+// watchersOf starts n watchers of prefix building placers with build.
+func watchersOf(t *testing.T, addr, prefix string, n int, build etcd.Builder, opts ...etcd.Option) []*etcd.Watcher {
 	t.Helper()
 	ws := make([]*etcd.Watcher, n)
 	for i := range ws {
@@ -332,7 +339,7 @@ func watchers(t *testing.T, addr, prefix string, n int, opts ...etcd.Option) []*
 			}
 			last.Store(v.Revision)
 		})
-		w, err := etcd.Watch(ctxT(t), client(t, addr), prefix, maglev, append(opts, monotonic)...)
+		w, err := etcd.Watch(ctxT(t), client(t, addr), prefix, build, append(opts, monotonic)...)
 		require.NoError(t, err)
 		t.Cleanup(func() { w.Close() })
 		ws[i] = w
