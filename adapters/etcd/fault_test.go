@@ -257,7 +257,13 @@ func TestWatcherCutOffAndCompacted(t *testing.T) {
 	w, err := etcd.Watch(ctxT(t), client(t, px.addr()), p, maglev, etcd.WithErrorHook(reported.hook))
 	require.NoError(t, err)
 	defer w.Close()
-	direct := watchers(t, srv.client, p, 1)[0]
+	// quick asks etcd for progress every 100 ms, so it notices the silence.
+	var silence errs
+	tick := etcd.WithProgressInterval(100 * time.Millisecond)
+	quick, err := etcd.Watch(ctxT(t), client(t, px.addr()), p, maglev, etcd.WithErrorHook(silence.hook), tick)
+	require.NoError(t, err)
+	defer quick.Close()
+	direct := watchers(t, srv.client, p, 1, tick)[0]
 
 	px.cut()
 	for i := 0; i < 40; i++ {
@@ -269,13 +275,20 @@ func TestWatcherCutOffAndCompacted(t *testing.T) {
 	require.NoError(t, err)
 	converge(t, []*etcd.Watcher{direct}, ch.want, 2*time.Second)
 	assert.False(t, sameMembers(viewOf(w), ch.want), "the cut-off watcher cannot have seen the changes")
+	time.Sleep(500 * time.Millisecond)
+	assert.Less(t, time.Since(direct.LastHeard()), 400*time.Millisecond, "a connected watcher hears from etcd each interval")
+	assert.Greater(t, time.Since(quick.LastHeard()), 400*time.Millisecond, "a cut-off one shows its silence")
+	// Reported either as silence or as the broken stream that made it read
+	// afresh (a read that waits for the connection).
+	assert.Positive(t, silence.count(func(err error) bool { return strings.Contains(err.Error(), "etcd: watch") }),
+		"the outage is reported: %v", silence.list)
 	px.restore()
 
-	converge(t, []*etcd.Watcher{w}, ch.want, 10*time.Second)
+	converge(t, []*etcd.Watcher{w, quick}, ch.want, 10*time.Second)
 	assert.GreaterOrEqual(t, w.Revision(), direct.Revision()-1)
 	fingerprints(t, []*etcd.Watcher{w, direct}, ch.want)
 	assert.Positive(t, reported.count(func(err error) bool { return strings.Contains(err.Error(), "compacted") }),
-		"the watcher found its revision compacted and read afresh")
+		"the watcher found its revision compacted and read afresh: %v", reported.list)
 }
 
 // Fault test 4: a registrant process killed with SIGKILL leaves every view

@@ -91,13 +91,14 @@ type Option func(*config)
 type config struct {
 	ttl      time.Duration
 	coalesce time.Duration
+	progress time.Duration
 	maxValue int
 	onError  []func(error)
 	onView   []func(*View)
 }
 
 func newConfig(opts []Option) config {
-	c := config{ttl: DefaultTTL, coalesce: DefaultCoalesce, maxValue: DefaultMaxValueSize}
+	c := config{ttl: DefaultTTL, coalesce: DefaultCoalesce, progress: DefaultProgressInterval, maxValue: DefaultMaxValueSize}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -135,6 +136,18 @@ func WithTTL(d time.Duration) Option { return func(c *config) { c.ttl = max(d, t
 // build per d. Zero builds a view for every watch response. Only Watch
 // uses it.
 func WithCoalesce(d time.Duration) Option { return func(c *config) { c.coalesce = max(d, 0) } }
+
+// DefaultProgressInterval is how often a watcher asks etcd to confirm its
+// watch unless WithProgressInterval says otherwise.
+const DefaultProgressInterval = 5 * time.Second
+
+// WithProgressInterval sets how often a watcher asks etcd to confirm that
+// its watch is current (at least 10 ms); after three intervals without a
+// word from etcd the watcher reports it and reads afresh. Only Watch uses
+// it.
+func WithProgressInterval(d time.Duration) Option {
+	return func(c *config) { c.progress = max(d, 10*time.Millisecond) }
+}
 
 // WithMaxValueSize sets the largest member value, in bytes, a watcher
 // accepts; larger ones are skipped and reported. Only Watch uses it.

@@ -76,6 +76,7 @@ type View struct {
 type Watcher struct {
 	view   atomic.Pointer[View]
 	builds atomic.Int64
+	heard  atomic.Int64 // unix nanoseconds of etcd's last word
 
 	c       *clientv3.Client
 	prefix  string
@@ -155,6 +156,8 @@ func (w *Watcher) follow(ctx context.Context) {
 	defer cancel()
 	events := w.c.Watch(wctx, w.prefix, clientv3.WithPrefix(), clientv3.WithRev(w.rev+1))
 	var due <-chan time.Time
+	tick := time.NewTicker(w.cfg.progress)
+	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -162,7 +165,15 @@ func (w *Watcher) follow(ctx context.Context) {
 		case <-due:
 			due = nil
 			w.cfg.report(w.publish())
+		case <-tick.C:
+			if silent := time.Since(w.LastHeard()); silent > 3*w.cfg.progress {
+				w.cfg.report(fmt.Errorf("etcd: watch %s: no word from etcd for %v, serving revision %d; reading afresh",
+					w.prefix, silent.Round(time.Millisecond), w.Revision()))
+				return
+			}
+			go w.askProgress(wctx)
 		case resp, ok := <-events:
+			w.hear()
 			if !ok {
 				w.cfg.report(fmt.Errorf("etcd: watch %s: closed; reading afresh", w.prefix))
 				return
@@ -181,6 +192,28 @@ func (w *Watcher) follow(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// askProgress asks etcd to confirm, on the watch stream of ctx, that the
+// watch is current.
+func (w *Watcher) askProgress(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.progress)
+	defer cancel()
+	w.c.RequestProgress(ctx)
+}
+
+func (w *Watcher) hear() { w.heard.Store(time.Now().UnixNano()) }
+
+// LastHeard returns when etcd last confirmed the watcher current: the last
+// read, watch event or progress notice. While it answers, that is at most
+// about WithProgressInterval ago; an older time means the view may be
+// stale (etcd down or unreachable), which is worth an alert. Zero for a nil
+// Watcher.
+func (w *Watcher) LastHeard() time.Time {
+	if w == nil {
+		return time.Time{}
+	}
+	return time.Unix(0, w.heard.Load())
 }
 
 // apply updates members with events and reports whether any arrived.
@@ -217,6 +250,7 @@ func (w *Watcher) read(ctx context.Context) error {
 		w.accept(string(kv.Key[len(w.prefix):]), kv.Value)
 	}
 	w.rev = resp.Header.Revision
+	w.hear()
 	return nil
 }
 
