@@ -83,6 +83,10 @@ func TestNilWatcher(t *testing.T) {
 	assert.Equal(t, chash.FingerprintNone, w.Fingerprint())
 	assert.Equal(t, chash.FingerprintNone, chash.Fingerprint(w))
 	assert.NoError(t, w.Close())
+	var zero etcd.Watcher
+	assert.Equal(t, chash.Node{}, zero.LookupString("k"))
+	assert.Equal(t, chash.FingerprintNone, zero.Fingerprint())
+	assert.NoError(t, zero.Close())
 }
 
 // An empty prefix at the first read is an error, never a watcher without a

@@ -41,8 +41,13 @@ type View struct {
 // current at that moment, with one atomic load, so lookups never block on
 // etcd, never allocate beyond what that placer does and never see a nil
 // placer. A caller that needs several lookups against one membership
-// should take View once. Its methods are safe for concurrent use; a nil
-// *Watcher serves nothing, as an empty chash.Holder does.
+// should take View once. Its methods are safe for concurrent use; a nil or
+// zero Watcher serves nothing, as an empty chash.Holder does: build one
+// with Watch.
+//
+// A view's placer, revision, fingerprint and members are swapped together
+// with one atomic store, as chash.Holder swaps a placer, so Revision and
+// Fingerprint always describe the placer that lookups use at that moment.
 //
 // # Staleness
 //
@@ -119,7 +124,7 @@ func Watch(ctx context.Context, c *clientv3.Client, prefix string, build Builder
 // Close stops following the prefix. The watcher keeps serving its last
 // view. Closing again does nothing.
 func (w *Watcher) Close() error {
-	if w == nil {
+	if w == nil || w.cancel == nil {
 		return nil
 	}
 	w.cancel()
@@ -173,7 +178,6 @@ func (w *Watcher) follow(ctx context.Context) {
 			}
 			go w.askProgress(wctx)
 		case resp, ok := <-events:
-			w.hear()
 			if !ok {
 				w.cfg.report(fmt.Errorf("etcd: watch %s: closed; reading afresh", w.prefix))
 				return
@@ -182,6 +186,7 @@ func (w *Watcher) follow(ctx context.Context) {
 				w.cfg.report(fmt.Errorf("etcd: watch %s: %w; reading afresh", w.prefix, err))
 				return
 			}
+			w.hear()
 			if !w.apply(resp.Events) {
 				continue
 			}
