@@ -15,7 +15,8 @@ import (
 )
 
 // Registration is a node's announcement under a prefix, kept alive by a
-// lease until Close. Its methods are safe for concurrent use.
+// lease until Close. Its methods are safe for concurrent use. A nil or zero
+// Registration announces nothing: build one with Register.
 type Registration struct {
 	c      *clientv3.Client
 	id     string
@@ -139,7 +140,9 @@ func (r *Registration) keep(run context.Context, ka <-chan *clientv3.LeaseKeepAl
 }
 
 // Update announces m, which must have the registration's ID, in place of
-// the member announced so far, under the same key and lease.
+// the member announced so far, under the same key and lease. If the put
+// fails, m is still what the registration announces when it next registers
+// again after a lost lease.
 func (r *Registration) Update(ctx context.Context, m Member) error {
 	value, err := encode(m)
 	if err != nil {
@@ -165,6 +168,9 @@ func (r *Registration) Update(ctx context.Context, m Member) error {
 // waits up to 5 s for etcd; if etcd does not answer the key still expires
 // with the lease. Closing again does nothing and returns nil.
 func (r *Registration) Close() error {
+	if r == nil || r.cancel == nil {
+		return nil
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
