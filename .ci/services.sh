@@ -1,29 +1,35 @@
 #!/usr/bin/env bash
-# Starts and stops the memcached and Redis servers that the adapter
+# Starts and stops the memcached, Redis and etcd servers that the adapter
 # integration tests run against.
 #
 #   eval "$(.ci/services.sh start)"   # install if missing, start, wait, export env
 #   trap '.ci/services.sh stop' EXIT  # stop them, also when a test fails
 #
-# start installs Debian's memcached and redis-server when they are missing
-# (as root, or through passwordless sudo), starts 5 memcached (4 + 1 to add)
-# and 4 redis-server (3 + 1) daemons on loopback, waits until each accepts
+# start installs Debian's memcached, redis-server and etcd-server when they
+# are missing (as root, or through passwordless sudo), starts 5 memcached
+# (4 + 1 to add), 4 redis-server (3 + 1) daemons and one etcd on loopback
+# with a data directory under the state directory, waits until each accepts
 # connections and prints shell assignments on stdout:
 #   export CHASH_MEMCACHED=127.0.0.1:21211,...   (5 addresses)
 #   export CHASH_REDIS=127.0.0.1:26379,...       (4 addresses)
+#   export CHASH_ETCD=127.0.0.1:22379            (etcd's client address)
+#   export CHASH_ETCD_BIN=/usr/bin/etcd          (for tests that run, kill and
+#                                                 restart etcds of their own)
 #   export CHASH_SERVICES_DIR=/tmp/...           (pidfiles and logs, for stop)
 # Everything else goes to stderr. If start fails it stops what it started
 # and prints a command that makes the eval fail.
 #
 # stop kills the daemons named by the pidfiles in $CHASH_SERVICES_DIR and
 # removes the directory. The first ports can be moved with
-# CHASH_MEMCACHED_PORT (default 21211) and CHASH_REDIS_PORT (default 26379).
+# CHASH_MEMCACHED_PORT (default 21211), CHASH_REDIS_PORT (default 26379) and
+# CHASH_ETCD_PORT (default 22379; etcd's peer port is the next one).
 set -euo pipefail
 
 memcached_count=5
 redis_count=4
 memcached_port=${CHASH_MEMCACHED_PORT:-21211}
 redis_port=${CHASH_REDIS_PORT:-26379}
+etcd_port=${CHASH_ETCD_PORT:-22379}
 
 log() { echo "services: $*" >&2; }
 
@@ -43,6 +49,7 @@ install_missing() {
 	local missing=()
 	command -v memcached >/dev/null || missing+=(memcached)
 	command -v redis-server >/dev/null || missing+=(redis-server)
+	command -v etcd >/dev/null || missing+=(etcd-server)
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if ! command -v apt-get >/dev/null; then
 		log "missing ${missing[*]} and no apt-get: install them by hand"
@@ -56,7 +63,7 @@ install_missing() {
 		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
 		as_root "${apt[@]}" >&2
 	fi
-	command -v memcached >/dev/null && command -v redis-server >/dev/null
+	command -v memcached >/dev/null && command -v redis-server >/dev/null && command -v etcd >/dev/null
 }
 
 # port_open reports whether something accepts TCP connections on port.
@@ -86,6 +93,18 @@ start_redis() {
 	redis-server --bind 127.0.0.1 --port "$port" --daemonize yes \
 		--pidfile "$dir/redis-$port.pid" --logfile "$dir/redis-$port.log" \
 		--dir "$dir" --save '' --appendonly no >&2
+}
+
+# start_etcd starts a single-member etcd on port (clients) and port+1
+# (peers), in the background: etcd has no daemon mode of its own.
+start_etcd() {
+	local port=$1 peer=$(($1 + 1))
+	etcd --name chash-ci --data-dir "$dir/etcd-$port.data" \
+		--listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
+		--listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+		--initial-cluster "chash-ci=http://127.0.0.1:$peer" \
+		</dev/null >>"$dir/etcd-$port.log" 2>&1 &
+	echo $! >"$dir/etcd-$port.pid"
 }
 
 # addrs prints count comma-separated loopback addresses from port first.
@@ -119,18 +138,22 @@ start() {
 	local p ports=()
 	for ((p = memcached_port; p < memcached_port + memcached_count; p++)); do ports+=("$p"); done
 	for ((p = redis_port; p < redis_port + redis_count; p++)); do ports+=("$p"); done
+	ports+=("$etcd_port" "$((etcd_port + 1))")
 	for p in "${ports[@]}"; do
 		if port_open "$p"; then
-			log "port $p is already in use: stop what holds it, or set CHASH_MEMCACHED_PORT / CHASH_REDIS_PORT"
+			log "port $p is already in use: stop what holds it, or set CHASH_MEMCACHED_PORT / CHASH_REDIS_PORT / CHASH_ETCD_PORT"
 			return 1
 		fi
 	done
 	for ((p = memcached_port; p < memcached_port + memcached_count; p++)); do start_memcached "$p"; done
 	for ((p = redis_port; p < redis_port + redis_count; p++)); do start_redis "$p"; done
+	start_etcd "$etcd_port"
 	for p in "${ports[@]}"; do wait_port "$p"; done
-	log "$memcached_count memcached and $redis_count redis-server running, state in $dir"
+	log "$memcached_count memcached, $redis_count redis-server and 1 etcd running, state in $dir"
 	echo "export CHASH_MEMCACHED=$(addrs "$memcached_port" "$memcached_count")"
 	echo "export CHASH_REDIS=$(addrs "$redis_port" "$redis_count")"
+	echo "export CHASH_ETCD=127.0.0.1:$etcd_port"
+	echo "export CHASH_ETCD_BIN=$(command -v etcd)"
 	echo "export CHASH_SERVICES_DIR=$dir"
 }
 

@@ -8,6 +8,7 @@
 //	chash [compare] [flags]     balance, movement, speed and memory of every algorithm
 //	chash plan [flags]          a rollout plan: origin load step by step
 //	chash diff [flags] OLD NEW  what moves between two memberships
+//	chash members [flags]       the live members at an etcd prefix
 //
 // Run "chash COMMAND -h" for a command's flags and examples; each numeric
 // flag's help gives its range. Every command accepts -json for
@@ -56,6 +57,7 @@ var commands = []command{
 	{"compare", "[flags]", "balance, movement, speed and memory of every algorithm", runCompare},
 	{"plan", "[flags]", "a rollout plan: keys moved, hit rate and origin load per step", runPlan},
 	{"diff", "[flags] OLD NEW", "what moves, and where, between two memberships", runDiff},
+	{"members", "-prefix P [flags]", "live members in etcd and their fingerprint; -watch: what each change moves", runMembers},
 }
 
 const mainExamples = `examples:

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/keyplace/chash"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The command's tests against a real etcd are in adapters/etcd, which
+// builds this command and checks it agrees with the adapter's watchers.
+
+func TestMembersUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"members"},
+		{"members", "-prefix", "/"},
+		{"members", "-prefix", "/p", "extra"},
+		{"members", "-prefix", "/p", "-algo", "nope"},
+		{"members", "-prefix", "/p", "-timeout", "0s"},
+	} {
+		var out, errOut bytes.Buffer
+		assert.Equal(t, exitUsage, run(args, &out, &errOut), "%q", args)
+		assert.Contains(t, errOut.String(), "chash members:")
+	}
+	var out, errOut bytes.Buffer
+	assert.Equal(t, exitOK, run([]string{"members", "-h"}, &out, &errOut))
+	assert.Contains(t, out.String(), "-watch")
+}
+
+func TestParseMemberValue(t *testing.T) {
+	m, err := parseMemberValue("a", []byte(`{"id":"a","weight":2,"addr":"x:1"}`))
+	require.NoError(t, err)
+	assert.Equal(t, member{ID: "a", Weight: 2, Addr: "x:1"}, m)
+	for name, value := range map[string]string{
+		"a": `{"id":"b"}`, "": `{"id":""}`, "n": `{"id":"n","weight":-1}`, "j": `junk`,
+		"big": `{"id":"big","addr":"` + strings.Repeat("x", maxMemberValue) + `"}`,
+	} {
+		_, err := parseMemberValue(name, []byte(value))
+		assert.Error(t, err, name)
+	}
+}
+
+func TestPrefixEnd(t *testing.T) {
+	assert.Equal(t, "/fleet0", prefixEnd("/fleet/"))
+	assert.Equal(t, "b", prefixEnd("a\xff"))
+	assert.Equal(t, "\x00", prefixEnd("\xff"))
+}
+
+// A range response in the form etcd 3.4's gateway writes it (int64s as
+// strings, keys and values in base64).
+const rangeResponse = `{"header":{"cluster_id":"1","member_id":"2","revision":"3514","raft_term":"2"},
+"kvs":[{"key":"L2RlbW8vYQ==","create_revision":"3514","mod_revision":"3514","version":"1","value":"eyJpZCI6ImEifQ=="},
+{"key":"L2RlbW8veA==","mod_revision":"3515","value":"anVuaw=="}],"count":"2"}`
+
+func TestMembersRange(t *testing.T) {
+	var asked map[string]string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(t, "/v3/kv/range", r.URL.Path)
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&asked))
+		w.Write([]byte(rangeResponse))
+	}))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	code := run([]string{"members", "-endpoints", "127.0.0.1:1," + strings.TrimPrefix(srv.URL, "http://"), "-prefix", "/demo", "-algo", "maglev"}, &out, &errOut)
+	require.Equal(t, exitOK, code, errOut.String())
+	assert.Equal(t, "L2RlbW8v", asked["key"], "the prefix, base64")
+	assert.Equal(t, "L2RlbW8w", asked["range_end"])
+	p, err := chash.NewMaglev([]chash.Node{{ID: "a"}})
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "revision 3514  fingerprint "+chash.Fingerprint(p)+"  1 members")
+	assert.Contains(t, out.String(), `skipped /demo/x: not a JSON member`)
+}
