@@ -215,8 +215,7 @@ func TestBalancerOverloaded(t *testing.T) {
 		held = append(held, l)
 	}
 	calls := 0
-	var hook func(int)
-	hook = func(stage int) {
+	hook := func(stage int) {
 		calls++
 		restore := chash.SetOverloadHook(nil) // the fillers may spill too
 		defer restore()
