@@ -104,6 +104,7 @@ const (
 	AlgorithmJump                            // Lamping & Veach jump hash: NewJump
 	AlgorithmMaglev                          // Maglev lookup table: NewMaglev
 	AlgorithmBounded                         // bounded-load partitions: NewBounded
+	AlgorithmJumpBack                        // Ertl's JumpBackHash: NewJumpBack
 )
 
 var algorithmNames = [...]string{
@@ -112,11 +113,12 @@ var algorithmNames = [...]string{
 	AlgorithmJump:       "jump",
 	AlgorithmMaglev:     "maglev",
 	AlgorithmBounded:    "bounded",
+	AlgorithmJumpBack:   "jumpback",
 }
 
 // Algorithms lists every algorithm, in the order of the constants.
 func Algorithms() []Algorithm {
-	return []Algorithm{AlgorithmRing, AlgorithmRendezvous, AlgorithmJump, AlgorithmMaglev, AlgorithmBounded}
+	return []Algorithm{AlgorithmRing, AlgorithmRendezvous, AlgorithmJump, AlgorithmMaglev, AlgorithmBounded, AlgorithmJumpBack}
 }
 
 // String returns the algorithm's name as ParseAlgorithm accepts it, such as
@@ -129,7 +131,7 @@ func (a Algorithm) String() string {
 }
 
 // ParseAlgorithm returns the algorithm named s: "ring", "rendezvous" (or
-// "hrw"), "jump", "maglev" or "bounded", in any case.
+// "hrw"), "jump", "maglev", "bounded" or "jumpback", in any case.
 func ParseAlgorithm(s string) (Algorithm, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	if name == "hrw" {
@@ -140,7 +142,7 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: %q (want one of ring, rendezvous, jump, maglev, bounded)", ErrUnknownAlgorithm, s)
+	return 0, fmt.Errorf("%w: %q (want one of ring, rendezvous, jump, maglev, bounded, jumpback)", ErrUnknownAlgorithm, s)
 }
 
 // New builds a placer of algorithm a. Options that do not apply to a are
@@ -175,6 +177,12 @@ func New(a Algorithm, nodes []Node, opts ...Option) (Placer, error) {
 		return p, nil
 	case AlgorithmBounded:
 		p, err := NewBounded(nodes, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	case AlgorithmJumpBack:
+		p, err := NewJumpBack(nodes, opts...)
 		if err != nil {
 			return nil, err
 		}
