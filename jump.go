@@ -3,6 +3,8 @@ package chash
 import (
 	"fmt"
 	"slices"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // jumpTopMax is how many of AppendTopK's choices are drawn by jump hash;
@@ -88,12 +90,37 @@ func NewJump(nodes []Node, opts ...Option) (*Jump, error) {
 
 // Lookup returns the node of key's bucket.
 func (p *Jump) Lookup(key []byte) Node {
-	return p.nodes[JumpHash(p.cfg.hasher.sum(key), len(p.nodes))]
+	return p.nodes[p.bucket(key)]
 }
 
 // LookupString is Lookup for a string key.
 func (p *Jump) LookupString(key string) Node {
-	return p.nodes[JumpHash(p.cfg.hasher.sumString(key), len(p.nodes))]
+	return p.nodes[p.bucketString(key)]
+}
+
+// bucket and bucketString are the lookups' work, kept out of Lookup and
+// LookupString so that those stay within the inliner's budget: a caller
+// then pays one call (and no Node copy beyond the fields it reads), as it
+// would calling xxhash and JumpHash itself. The default hash is called
+// directly, since hasher.sum is not inlined.
+func (p *Jump) bucket(key []byte) int {
+	var h uint64
+	if p.cfg.hasher.ext == nil {
+		h = xxhash.Sum64(key)
+	} else {
+		h = p.cfg.hasher.ext.Sum64(key)
+	}
+	return JumpHash(h, len(p.nodes))
+}
+
+func (p *Jump) bucketString(key string) int {
+	var h uint64
+	if p.cfg.hasher.ext == nil {
+		h = xxhash.Sum64String(key)
+	} else {
+		h = p.cfg.hasher.ext.Sum64String(key)
+	}
+	return JumpHash(h, len(p.nodes))
 }
 
 // AppendTopK appends up to k distinct nodes for key. The first is Lookup's.

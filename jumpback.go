@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // golden64 is SplitMix64's state increment, 2^64 divided by the golden ratio.
@@ -100,12 +102,34 @@ func NewJumpBack(nodes []Node, opts ...Option) (*JumpBack, error) {
 
 // Lookup returns the node of key's bucket. O(1) expected, no allocation.
 func (p *JumpBack) Lookup(key []byte) Node {
-	return p.j.nodes[JumpBackHash(p.j.cfg.hasher.sum(key), len(p.j.nodes))]
+	return p.j.nodes[p.bucket(key)]
 }
 
 // LookupString is Lookup for a string key.
 func (p *JumpBack) LookupString(key string) Node {
-	return p.j.nodes[JumpBackHash(p.j.cfg.hasher.sumString(key), len(p.j.nodes))]
+	return p.j.nodes[p.bucketString(key)]
+}
+
+// bucket and bucketString keep Lookup and LookupString inlinable, as
+// Jump's do.
+func (p *JumpBack) bucket(key []byte) int {
+	var h uint64
+	if p.j.cfg.hasher.ext == nil {
+		h = xxhash.Sum64(key)
+	} else {
+		h = p.j.cfg.hasher.ext.Sum64(key)
+	}
+	return JumpBackHash(h, len(p.j.nodes))
+}
+
+func (p *JumpBack) bucketString(key string) int {
+	var h uint64
+	if p.j.cfg.hasher.ext == nil {
+		h = xxhash.Sum64String(key)
+	} else {
+		h = p.j.cfg.hasher.ext.Sum64String(key)
+	}
+	return JumpBackHash(h, len(p.j.nodes))
 }
 
 // AppendTopK appends up to k distinct nodes for key; the first is Lookup's.
