@@ -51,7 +51,7 @@ scale() {
 		(cd benchmarks && go test -run '^$' -count 1 -benchtime "$bt" -timeout 60m $short -bench '^BenchmarkScale$' .) |
 			tee -a "$tmp/scale.txt" >&2
 	done
-	scalesettings="$n pass(es) of go test -bench Scale -benchtime $bt $short, fastest kept"
+	scalesettings="$n pass(es) of go test -bench Scale -benchtime $bt${short:+ $short}, fastest kept"
 }
 if [ -n "$scaleonly" ]; then
 	if [ -n "$quick" ]; then scale 1 10ms; else scale 3 100ms; fi

@@ -15,28 +15,31 @@ var sinkNode chash.Node
 // the Placer interface with 13- and 80-byte keys, and build time, bytes
 // allocated while building and bytes retained by the built placer
 // (retained-B). Names are Scale/ALGORITHM/nodes=N/{Lookup,TopK3}/key=S and
-// Scale/ALGORITHM/nodes=N/Build; Scale/hash/key=S is the bare hash. A
+// Scale/ALGORITHM/nodes=N/Build; Scale/hash/nodes=N/key=S is the bare hash,
+// measured beside each membership. A
 // membership an algorithm cannot be built at prints a "scale-stop" line
 // with the reason instead.
 func BenchmarkScale(b *testing.B) {
-	for _, size := range ScaleKeySizes {
-		keys := BenchKeys(size)
-		mask := len(keys) - 1
-		b.Run(fmt.Sprintf("hash/key=%d", size), func(b *testing.B) {
-			b.ReportAllocs()
-			var s uint64
-			for i := 0; i < b.N; i++ {
-				s += xxhash.Sum64String(keys[i&mask])
-			}
-			sinkID = hashNames[s&7]
-		})
-	}
 	counts := ScaleNodeCounts
 	if testing.Short() {
 		counts = counts[:3]
 	}
-	for _, a := range ScaleAlgorithms() {
-		for _, n := range counts {
+	// Node counts outermost, so that the algorithms at one membership and
+	// the hash they are compared with run close together in time.
+	for _, n := range counts {
+		for _, size := range ScaleKeySizes {
+			keys := BenchKeys(size)
+			mask := len(keys) - 1
+			b.Run(fmt.Sprintf("hash/nodes=%d/key=%d", n, size), func(b *testing.B) {
+				b.ReportAllocs()
+				var s uint64
+				for i := 0; i < b.N; i++ {
+					s += xxhash.Sum64String(keys[i&mask])
+				}
+				sinkID = hashNames[s&7]
+			})
+		}
+		for _, a := range ScaleAlgorithms() {
 			scaleOne(b, a, n)
 		}
 	}

@@ -33,12 +33,14 @@ func (s *scale) plots(dir string) error {
 			return err
 		}
 	}
-	if h, ok := s.hash(13); ok {
-		var xys plotter.XYs
-		for _, n := range benchmarks.ScaleNodeCounts {
-			xys = append(xys, plotter.XY{X: float64(n), Y: h})
+	var hash plotter.XYs
+	for _, n := range benchmarks.ScaleNodeCounts {
+		if h, ok := s.hash(n, 13); ok && h > 0 {
+			hash = append(hash, plotter.XY{X: float64(n), Y: h})
 		}
-		l, err := plotter.NewLine(xys)
+	}
+	if len(hash) > 0 {
+		l, err := plotter.NewLine(hash)
 		if err != nil {
 			return err
 		}

@@ -55,7 +55,7 @@ func TestScaleSplice(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "BENCHMARKS.md")
 	bench := filepath.Join(dir, "scale.txt")
-	text := "BenchmarkScale/hash/key=13-2   100   4 ns/op\n" +
+	text := "BenchmarkScale/hash/nodes=8/key=13-2   100   4 ns/op\n" +
 		"BenchmarkScale/jump/nodes=8/Lookup/key=13-2   100   10 ns/op   0 B/op   0 allocs/op\n" +
 		"scale-stop\tbounded\t100000\tchash: too large: 16384 partitions × 100000 nodes\n"
 	if err := os.WriteFile(bench, []byte(text), 0o644); err != nil {

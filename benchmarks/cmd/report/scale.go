@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/keyplace/chash"
@@ -61,18 +62,21 @@ func (s *scale) get(a chash.Algorithm, n int, what, unit string) (float64, bool)
 	return s.res.get(scaleName(a, n, what), unit)
 }
 
-func (s *scale) hash(size int) (float64, bool) {
-	return s.res.ns(fmt.Sprintf("Scale/hash/key=%d", size))
+// hash returns the bare hash of keys of the given size, measured beside
+// the membership of n nodes.
+func (s *scale) hash(n, size int) (float64, bool) {
+	return s.res.ns(fmt.Sprintf("Scale/hash/nodes=%d/key=%d", n, size))
 }
 
 // section writes the scaling report: tables, plots and notes.
 func (s *scale) section(b *bytes.Buffer, command, settings, notes string) error {
 	b.WriteString(scaleBegin + "\n")
 	b.WriteString("## Scaling: every algorithm from 8 to 100,000 nodes\n\n")
-	fmt.Fprintf(b, "Regenerate this section alone with `%s` (from the repository root; settings: %s). Every figure goes\n", command, settings)
+	fmt.Fprintf(b, "Regenerate this section alone with `%s` (from the repository root; settings: %s; load average\n", command, settings)
+	fmt.Fprintf(b, "when the report was written: %s on %d logical CPUs, so the machine was shared). Every figure goes\n", loadAvg(), runtime.NumCPU())
 	b.WriteString("through the `Placer` interface (`LookupString`, `AppendTopKString` into a reused buffer) with 16,384 distinct keys,\n")
 	b.WriteString("default options except Maglev, whose table grows with the membership (the smallest prime ≥ max(65,537, 100·n), at\n")
-	b.WriteString("most 16,777,213). \"× hash\" is the lookup over the bare xxhash of the same keys measured in the same run. Build memory\n")
+	b.WriteString("most 16,777,213). \"× hash\" is the lookup over the bare xxhash of the same keys, measured beside it. Build memory\n")
 	b.WriteString("is the bytes allocated while building; retained memory is what the built placer keeps alive after a GC (node IDs\n")
 	b.WriteString("are shared with the caller's list and not counted).\n\n")
 	fmt.Fprintf(b, "![lookup cost against node count](%s)\n![retained memory against node count](%s)\n\n", lookupPlot, memoryPlot)
@@ -109,6 +113,15 @@ func (s *scale) section(b *bytes.Buffer, command, settings, notes string) error 
 	return nil
 }
 
+// loadAvg returns the 1, 5 and 15-minute load averages, or "unknown".
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], ", ")
+	}
+	return "unknown"
+}
+
 func cellOr(ok bool, s string) string {
 	if !ok {
 		return "–"
@@ -124,7 +137,7 @@ func (s *scale) timeCell(a chash.Algorithm, n int, what string, keySize int) str
 		}
 		return "–"
 	}
-	if h, ok := s.hash(keySize); ok && h > 0 {
+	if h, ok := s.hash(n, keySize); ok && h > 0 {
 		return fmt.Sprintf("%s (%s)", dur(v), ratio(v/h))
 	}
 	return dur(v)
