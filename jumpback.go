@@ -47,22 +47,28 @@ func JumpBackHash(key uint64, buckets int) int {
 		if b < n {
 			return int(b)
 		}
-		// The range straddles n: draw from it until a value falls below
-		// lo (try the next lower range) or below n (the bucket).
+		// The range straddles n: draw from it, two values per mix, until
+		// one falls below n; that bucket is the key's if it is in the
+		// range, else the key goes on to the next lower range. Picking the
+		// first of the two values below n with a conditional move leaves
+		// one well-predicted branch per mix (hash4j tests each value
+		// against lo, then n): about 10% faster at 10 buckets, measured
+		// in thread CPU time, and the same elsewhere.
 		mask := lo<<1 - 1
 		for {
 			state += golden64
 			s := mix64(state)
-			if b = uint32(s) & mask; b < lo {
-				break
-			} else if b < n {
-				return int(b)
+			b1, b2 := uint32(s)&mask, uint32(s>>32)&mask
+			b = b2
+			if b1 < n {
+				b = b1
 			}
-			if b = uint32(s>>32) & mask; b < lo {
+			if b < n {
 				break
-			} else if b < n {
-				return int(b)
 			}
+		}
+		if b >= lo {
+			return int(b)
 		}
 		x ^= lo
 	}
