@@ -16,6 +16,7 @@ const (
 	AlgorithmJump                            // Lamping & Veach jump hash: NewJump
 	AlgorithmMaglev                          // Maglev lookup table: NewMaglev
 	AlgorithmBounded                         // bounded-load partitions: NewBounded
+	AlgorithmJumpBack                        // Ertl's JumpBackHash: NewJumpBack
 )
 
 var algorithmNames = [...]string{
@@ -24,11 +25,12 @@ var algorithmNames = [...]string{
 	AlgorithmJump:       "jump",
 	AlgorithmMaglev:     "maglev",
 	AlgorithmBounded:    "bounded",
+	AlgorithmJumpBack:   "jumpback",
 }
 
 // Algorithms lists every algorithm, in the order of the constants.
 func Algorithms() []Algorithm {
-	return []Algorithm{AlgorithmRing, AlgorithmRendezvous, AlgorithmJump, AlgorithmMaglev, AlgorithmBounded}
+	return []Algorithm{AlgorithmRing, AlgorithmRendezvous, AlgorithmJump, AlgorithmMaglev, AlgorithmBounded, AlgorithmJumpBack}
 }
 
 // String returns the algorithm's name as ParseAlgorithm accepts it, such as
@@ -41,7 +43,7 @@ func (a Algorithm) String() string {
 }
 
 // ParseAlgorithm returns the algorithm named s: "ring", "rendezvous" (or
-// "hrw"), "jump", "maglev" or "bounded", in any case.
+// "hrw"), "jump", "maglev", "bounded" or "jumpback", in any case.
 func ParseAlgorithm(s string) (Algorithm, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	if name == "hrw" {
@@ -52,45 +54,34 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: %q (want one of ring, rendezvous, jump, maglev, bounded)", ErrUnknownAlgorithm, s)
+	return 0, fmt.Errorf("%w: %q (want one of ring, rendezvous, jump, maglev, bounded, jumpback)", ErrUnknownAlgorithm, s)
 }
 
 // New builds a placer of algorithm a. Options that do not apply to a are
 // ignored, so one option list can configure any algorithm.
 func New(a Algorithm, nodes []Node, opts ...Option) (Placer, error) {
-	// Each case returns through its own variable so that a nil pointer is
-	// never wrapped in a non-nil Placer.
 	switch a {
 	case AlgorithmRing:
-		p, err := NewRing(nodes, opts...)
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
+		return placer(NewRing(nodes, opts...))
 	case AlgorithmRendezvous:
-		p, err := NewRendezvous(nodes, opts...)
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
+		return placer(NewRendezvous(nodes, opts...))
 	case AlgorithmJump:
-		p, err := NewJump(nodes, opts...)
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
+		return placer(NewJump(nodes, opts...))
 	case AlgorithmMaglev:
-		p, err := NewMaglev(nodes, opts...)
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
+		return placer(NewMaglev(nodes, opts...))
 	case AlgorithmBounded:
-		p, err := NewBounded(nodes, opts...)
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
+		return placer(NewBounded(nodes, opts...))
+	case AlgorithmJumpBack:
+		return placer(NewJumpBack(nodes, opts...))
 	}
 	return nil, fmt.Errorf("%w: %v", ErrUnknownAlgorithm, a)
+}
+
+// placer returns a constructor's result as a Placer, and a nil Placer, not
+// a typed nil, with an error.
+func placer[P Placer](p P, err error) (Placer, error) {
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }

@@ -14,7 +14,7 @@ import (
 // members' permutations, rendezvous hashes only IDs, and bounded-load
 // placement rebuilds.
 //
-// For Jump, whose node order is its bucket numbering, nodes is a set:
+// For Jump and JumpBack, whose node order is its bucket numbering, nodes is a set:
 // members keep their buckets, new nodes fill the buckets of departed ones
 // (as Jump.Replace does) in the order given, the rest are appended, and a
 // departed node whose bucket is not refilled must be among the last
@@ -92,10 +92,22 @@ func (b *Bounded) with(nodes []Node) (Placer, error) {
 	return newBounded(b.cfg, ns)
 }
 
+func (p *JumpBack) with(nodes []Node) (Placer, error) {
+	if p.empty() {
+		return NewJumpBack(nodes)
+	}
+	return wrapJumpBack(p.j.derived(nodes))
+}
+
 func (p *Jump) with(nodes []Node) (Placer, error) {
 	if p.empty() {
 		return NewJump(nodes)
 	}
+	return p.derived(nodes)
+}
+
+// derived is Jump's Derive: nodes is a set, and members keep their buckets.
+func (p *Jump) derived(nodes []Node) (*Jump, error) {
 	if _, err := checkNodes(nodes, false); err != nil {
 		return nil, err
 	}

@@ -71,32 +71,37 @@ func fingerprint(p Placer, depth int) string {
 		}
 		return fingerprint(p.Load(), depth+1)
 	case *Ring:
-		if p == nil || len(p.nodes) == 0 {
+		if p.empty() {
 			return FingerprintNone
 		}
 		d.str("ring").num(uint64(p.cfg.ketama))
 		if p.cfg.ketama == 0 {
-			d.num(uint64(p.cfg.vnodes))
+			d.num(uint64(p.cfg.vnodes)).num(math.Float64bits(p.cfg.weightUnit))
 		}
 		return d.members(p.nodes).hasher(p.cfg.hasher).sum("ring")
 	case *Rendezvous:
-		if p == nil || len(p.nodes) == 0 {
+		if p.empty() {
 			return FingerprintNone
 		}
 		return d.str("rendezvous").members(p.nodes).hasher(p.cfg.hasher).sum("rendezvous")
 	case *Jump:
-		if p == nil || len(p.nodes) == 0 {
+		if p.empty() {
 			return FingerprintNone
 		}
 		return d.str("jump").members(p.nodes).hasher(p.cfg.hasher).sum("jump")
+	case *JumpBack:
+		if p.empty() {
+			return FingerprintNone
+		}
+		return d.str("jumpback").members(p.j.nodes).hasher(p.j.cfg.hasher).sum("jumpback")
 	case *Maglev:
-		if p == nil || len(p.nodes) == 0 {
+		if p.empty() {
 			return FingerprintNone
 		}
 		d.str("maglev").num(p.size)
 		return d.members(p.nodes).hasher(p.cfg.hasher).sum("maglev")
 	case *Bounded:
-		if p == nil || len(p.nodes) == 0 {
+		if p.empty() {
 			return FingerprintNone
 		}
 		d.str("bounded").num(uint64(len(p.owner))).num(math.Float64bits(p.c))

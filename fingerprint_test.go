@@ -33,13 +33,13 @@ func fpBuild(t testing.TB, a chash.Algorithm, nodes []chash.Node, opts ...chash.
 func fpEqual(n int) []chash.Node { return conformance.Nodes(n) }
 
 func fpNodesFor(a chash.Algorithm, n int) []chash.Node {
-	if a == chash.AlgorithmJump {
+	if a == chash.AlgorithmJump || a == chash.AlgorithmJumpBack {
 		return fpEqual(n)
 	}
 	return fpNodes(n)
 }
 
-var fpFormat = regexp.MustCompile(`^(ring|rendezvous|jump|maglev|bounded|placer)-[0-9a-f]{16}$`)
+var fpFormat = regexp.MustCompile(`^(ring|rendezvous|jump|jumpback|maglev|bounded|placer)-[0-9a-f]{16}$`)
 
 func TestFingerprintEqualPlacements(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
@@ -50,7 +50,7 @@ func TestFingerprintEqualPlacements(t *testing.T) {
 		assert.Regexp(t, fpFormat, fp)
 		assert.Equal(t, fp, chash.Fingerprint(fpBuild(t, a, nodes)), "%v rebuilt", a)
 		assert.Equal(t, fp, chash.Fingerprint(chash.NewHolder(p)), "%v in a holder", a)
-		if a != chash.AlgorithmJump { // jump's order is its bucket numbering
+		if a != chash.AlgorithmJump && a != chash.AlgorithmJumpBack { // their order is the bucket numbering
 			shuffled := slices.Clone(nodes)
 			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 			q := fpBuild(t, a, shuffled)
@@ -80,8 +80,7 @@ func TestFingerprintIgnoresWhatDoesNotPlace(t *testing.T) {
 	same(chash.AlgorithmRing, nil, []chash.Option{chash.WithTableSize(101), chash.WithPartitions(64)})
 	same(chash.AlgorithmRing, nil, []chash.Option{chash.WithVnodes(chash.DefaultVnodes)})
 	same(chash.AlgorithmRing, nil, []chash.Option{chash.WithHasher(chash.XXHashSeed(0))})
-	same(chash.AlgorithmRing, []chash.Option{chash.WithKetama(chash.KetamaLibketama)},
-		[]chash.Option{chash.WithKetama(chash.KetamaLibketama), chash.WithVnodes(7), chash.WithHasher(chash.XXHashSeed(9))})
+	same(chash.AlgorithmRing, nil, []chash.Option{chash.WithWeightUnit(1)})
 	same(chash.AlgorithmRendezvous, nil, []chash.Option{chash.WithVnodes(3), chash.WithLoadFactor(2)})
 	same(chash.AlgorithmMaglev, nil, []chash.Option{chash.WithTableSize(chash.DefaultTableSize)})
 	same(chash.AlgorithmBounded, nil, []chash.Option{chash.WithLoadFactor(chash.DefaultLoadFactor)})

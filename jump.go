@@ -3,6 +3,8 @@ package chash
 import (
 	"fmt"
 	"slices"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // jumpTopMax is how many of AppendTopK's choices are drawn by jump hash;
@@ -93,7 +95,7 @@ func (p *Jump) Lookup(key []byte) Node {
 	if p.empty() {
 		return Node{}
 	}
-	return p.nodes[JumpHash(p.cfg.hasher.sum(key), len(p.nodes))]
+	return p.nodes[p.bucket(key)]
 }
 
 // LookupString is Lookup for a string key.
@@ -101,7 +103,32 @@ func (p *Jump) LookupString(key string) Node {
 	if p.empty() {
 		return Node{}
 	}
-	return p.nodes[JumpHash(p.cfg.hasher.sumString(key), len(p.nodes))]
+	return p.nodes[p.bucketString(key)]
+}
+
+// bucket and bucketString are the lookups' work, kept out of Lookup and
+// LookupString so that those stay within the inliner's budget: a caller
+// then pays one call (and no Node copy beyond the fields it reads), as it
+// would calling xxhash and JumpHash itself. The default hash is called
+// directly, since hasher.sum is not inlined.
+func (p *Jump) bucket(key []byte) int {
+	var h uint64
+	if p.cfg.hasher.ext == nil {
+		h = xxhash.Sum64(key)
+	} else {
+		h = p.cfg.hasher.ext.Sum64(key)
+	}
+	return JumpHash(h, len(p.nodes))
+}
+
+func (p *Jump) bucketString(key string) int {
+	var h uint64
+	if p.cfg.hasher.ext == nil {
+		h = xxhash.Sum64String(key)
+	} else {
+		h = p.cfg.hasher.ext.Sum64String(key)
+	}
+	return JumpHash(h, len(p.nodes))
 }
 
 // AppendTopK appends up to k distinct nodes for key. The first is Lookup's.
@@ -128,42 +155,61 @@ func (p *Jump) AppendTopKString(dst []Node, key string, k int) []Node {
 }
 
 func (p *Jump) appendTopK(dst []Node, h uint64, k int) []Node {
-	n := len(p.nodes)
+	return appendBuckets(dst, p.nodes, h, k, JumpHash)
+}
+
+// appendBuckets is the top-k of Jump and JumpBack, whose bucket function
+// is bucket: choice i < jumpTopMax is drawn by bucket over the n-i buckets
+// not yet chosen, with key hash mix64(h + i·φ), and mapped onto them in
+// bucket order; the rest follow in bucket order from a hashed start.
+func appendBuckets(dst, nodes []Node, h uint64, k int, bucket func(uint64, int) int) []Node {
+	n := len(nodes)
 	k = clampK(k, n)
-	var chosen [jumpTopMax]int // ascending bucket numbers
-	m := 0
+	var c chosenBuckets
 	var start int
 	for i := 0; i < k; i++ {
 		var r int
 		switch {
 		case i == 0:
-			r = JumpHash(h, n)
+			r = bucket(h, n)
 		case i < jumpTopMax:
-			r = JumpHash(mix64(h+uint64(i)*phi), n-i)
+			r = bucket(mix64(h+uint64(i)*phi), n-i)
 		default:
 			if i == jumpTopMax {
 				start = int(mix64(h) % uint64(n-jumpTopMax))
 			}
 			r = (start + i - jumpTopMax) % (n - jumpTopMax)
 		}
-		// Map r, an index among the unchosen buckets, to its bucket.
-		b := r
-		for _, c := range chosen[:m] {
-			if c <= b {
-				b++
-			}
-		}
-		dst = append(dst, p.nodes[b])
-		if m < jumpTopMax {
-			j := m
-			for ; j > 0 && chosen[j-1] > b; j-- {
-				chosen[j] = chosen[j-1]
-			}
-			chosen[j] = b
-			m++
-		}
+		dst = append(dst, nodes[c.take(r)])
 	}
 	return dst
+}
+
+// chosenBuckets records the first jumpTopMax buckets a top-k has chosen, in
+// ascending order, on the stack.
+type chosenBuckets struct {
+	b [jumpTopMax]int
+	m int
+}
+
+// take maps r, an index among the buckets not chosen yet, to its bucket,
+// and records the bucket if there is room.
+func (c *chosenBuckets) take(r int) int {
+	b := r
+	for _, x := range c.b[:c.m] {
+		if x <= b {
+			b++
+		}
+	}
+	if c.m < jumpTopMax {
+		i := c.m
+		for ; i > 0 && c.b[i-1] > b; i-- {
+			c.b[i] = c.b[i-1]
+		}
+		c.b[i] = b
+		c.m++
+	}
+	return b
 }
 
 // Nodes returns the members in bucket order.

@@ -32,7 +32,7 @@ func TestParseAlgorithm(t *testing.T) {
 
 func TestNew(t *testing.T) {
 	nodes := []chash.Node{{ID: "a"}, {ID: "b"}}
-	for _, a := range []chash.Algorithm{0, 6, 255} {
+	for _, a := range []chash.Algorithm{0, chash.Algorithm(len(chash.Algorithms()) + 1), 255} {
 		p, err := chash.New(a, nodes)
 		assert.ErrorIs(t, err, chash.ErrUnknownAlgorithm)
 		assert.Nil(t, p)

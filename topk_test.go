@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// weighted returns n nodes with weights 1 to 4 (equal for jump).
+// weighted returns n nodes with weights 1 to 4 (equal for the jump family).
 func weighted(a chash.Algorithm, n int) []chash.Node {
 	nodes := conformance.Nodes(n)
-	if a != chash.AlgorithmJump {
+	if a != chash.AlgorithmJump && a != chash.AlgorithmJumpBack {
 		for i := range nodes {
 			nodes[i].Weight = float64(1 + i%4)
 		}

@@ -8,6 +8,11 @@
 #   benchmarks/run.sh -quick       smoke test (1 pass, -benchtime 20ms, 20,000 quality keys);
 #                                  writes to a temporary file unless -out is given
 #   benchmarks/run.sh -count N -benchtime D -out FILE
+#   benchmarks/run.sh -scale       only the scaling report (every algorithm at 8 to 100,000 nodes, 3 passes,
+#                                  -benchtime 100ms, about 10 minutes): rewrites its section of BENCHMARKS.md
+#                                  and the plots next to it; with -quick, 1 pass, to 1,000 nodes
+#
+# The full run includes one pass of the scaling report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -19,13 +24,15 @@ out="$root/BENCHMARKS.md"
 short=""
 quick=""
 outset=""
+scaleonly=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-quick) quick=1 count=1 benchtime=20ms keys=20000 short=-short ;;
 	-count) count=$2; shift ;;
 	-benchtime) benchtime=$2; shift ;;
 	-out) out=$(realpath -m "$2"); outset=1; shift ;;
-	*) echo "usage: $0 [-quick] [-count N] [-benchtime D] [-out FILE]" >&2; exit 2 ;;
+	-scale) scaleonly=1 ;;
+	*) echo "usage: $0 [-quick] [-scale] [-count N] [-benchtime D] [-out FILE]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -36,14 +43,35 @@ fi
 args=(-run '^$' -count 1 -benchtime "$benchtime")
 settings="$count alternating passes of go test -benchtime $benchtime $short"
 
+# The scaling report: BenchmarkScale, one pass per count, fastest pass kept.
+scale() {
+	local n=$1 bt=$2
+	for i in $(seq "$n"); do
+		echo "== scaling pass $i of $n" >&2
+		(cd benchmarks && go test -run '^$' -count 1 -benchtime "$bt" -timeout 60m $short -bench '^BenchmarkScale$' .) |
+			tee -a "$tmp/scale.txt" >&2
+	done
+	scalesettings="$n pass(es) of go test -bench Scale -benchtime $bt${short:+ $short}, fastest kept"
+}
+if [ -n "$scaleonly" ]; then
+	if [ -n "$quick" ]; then scale 1 10ms; else scale 3 100ms; fi
+	cmd="benchmarks/run.sh -scale"
+	(cd benchmarks && go run ./cmd/report -scale "$tmp/scale.txt" -scale-only -scale-notes scale-notes.md \
+		-scale-command "$cmd" -scale-settings "$scalesettings" -out "$out")
+	echo "wrote the scaling section of $out and its plots" >&2
+	exit 0
+fi
+
 # One pass of each suite per count, alternating, so that chash, its peers
 # and the bare hash are measured under the same machine load.
 for i in $(seq "$count"); do
 	echo "== pass $i of $count: library benchmarks" >&2
 	go test "${args[@]}" -bench '^Benchmark(Hash|Lookup|Build|ParallelLookup)$' . | tee -a "$tmp/root.txt" >&2
 	echo "== pass $i of $count: comparison benchmarks" >&2
-	(cd benchmarks && go test "${args[@]}" $short -bench . .) | tee -a "$tmp/cmp.txt" >&2
+	(cd benchmarks && go test "${args[@]}" $short -bench '^Benchmark(Lookup|TopK3|Build|ParallelLookup)$' .) | tee -a "$tmp/cmp.txt" >&2
 done
+
+if [ -n "$quick" ]; then scale 1 10ms; else scale 1 100ms; fi
 
 stat=""
 if [ -z "$quick" ]; then
@@ -63,5 +91,6 @@ if [ "$count" != 6 ] || [ "$benchtime" != 300ms ]; then
 	cmd="benchmarks/run.sh -count $count -benchtime $benchtime"
 fi
 (cd benchmarks && go run ./cmd/report -root "$tmp/root.txt" -cmp "$tmp/cmp.txt" -benchstat "$stat" \
-	-keys "$keys" -notes notes.md -settings "$settings" -command "$cmd" -out "$out")
+	-keys "$keys" -notes notes.md -settings "$settings" -command "$cmd" -out "$out" \
+	-scale "$tmp/scale.txt" -scale-notes scale-notes.md -scale-settings "$scalesettings")
 echo "wrote $out" >&2

@@ -69,7 +69,7 @@ func Subjects() []Subject {
 	}
 	out = append(out, peers()...)
 	// Group by family, chash first in each, in the order of the families.
-	order := []string{"hash", "ring", "rendezvous", "jump", "maglev", "bounded"}
+	order := []string{"hash", "ring", "rendezvous", "jump", "jumpback", "maglev", "bounded"}
 	slices.SortStableFunc(out, func(a, b Subject) int {
 		return slices.Index(order, a.Family) - slices.Index(order, b.Family)
 	})

@@ -13,6 +13,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -30,8 +31,33 @@ func main() {
 	keys := flag.Int("keys", 200_000, "keys for the quality table")
 	notes := flag.String("notes", "", "Markdown file of analysis to include after the targets")
 	stat := flag.String("stat", "min", "statistic of the samples: min (fastest pass) or median")
+	scaleFile := flag.String("scale", "", "BenchmarkScale output for the scaling section and its plots, if any")
+	scaleNotes := flag.String("scale-notes", "", "Markdown file of analysis to include in the scaling section")
+	scaleCommand := flag.String("scale-command", "benchmarks/run.sh -scale", "command that regenerates the scaling section")
+	scaleSettings := flag.String("scale-settings", "", "settings of the scaling run")
+	scaleOnly := flag.Bool("scale-only", false, "rewrite only the scaling section of -out (and its plots)")
 	flag.Parse()
 	useMin = *stat != "median"
+
+	var sc bytes.Buffer
+	if *scaleFile != "" {
+		s, err := readScale(*scaleFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := s.section(&sc, *scaleCommand, *scaleSettings, *scaleNotes); err != nil {
+			log.Fatal(err)
+		}
+		if err := s.plots(filepath.Dir(*out)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *scaleOnly {
+		if err := splice(*out, sc.Bytes()); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 
 	root, cmp := results{}, results{}
 	if err := parseFile(*rootFile, root); err != nil {
@@ -61,6 +87,10 @@ func main() {
 	r.quality(&b, *keys)
 	r.findings(&b)
 	r.setup(&b)
+	if sc.Len() > 0 {
+		b.WriteString("\n")
+		b.Write(sc.Bytes())
+	}
 	if *statFile != "" {
 		if stat, err := os.ReadFile(*statFile); err == nil && len(stat) > 0 {
 			fmt.Fprintf(&b, "\n<details><summary>benchstat of every benchmark (median ± 95%% interval)</summary>\n\n```\n%s```\n</details>\n", stat)

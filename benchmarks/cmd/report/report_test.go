@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -45,6 +47,54 @@ func TestStatus(t *testing.T) {
 	}{{1.9, 2, "met"}, {2, 2, "met"}, {2.4, 2, "**missed** by 20%"}} {
 		if s := status(c.got, c.bound); s != c.want {
 			t.Errorf("status(%v, %v) = %q, want %q", c.got, c.bound, s, c.want)
+		}
+	}
+}
+
+func TestScaleSplice(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "BENCHMARKS.md")
+	bench := filepath.Join(dir, "scale.txt")
+	text := "BenchmarkScale/hash/nodes=8/key=13-2   100   4 ns/op\n" +
+		"BenchmarkScale/jump/nodes=8/Lookup/key=13-2   100   10 ns/op   0 B/op   0 allocs/op\n" +
+		"scale-stop\tbounded\t100000\tchash: too large: 16384 partitions × 100000 nodes\n"
+	if err := os.WriteFile(bench, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := readScale(bench)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.stops["bounded/100000"] == "" {
+		t.Errorf("stop not read: %v", s.stops)
+	}
+	var sec bytes.Buffer
+	if err := s.section(&sec, "cmd", "settings", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"10 ns (2.50×)", "stops¹", "bounded at 100,000 nodes"} {
+		if !strings.Contains(sec.String(), want) {
+			t.Errorf("section lacks %q:\n%s", want, sec.String())
+		}
+	}
+	if err := os.WriteFile(path, []byte("# Benchmarks\nbefore\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // appended once, then replaced in place
+		if err := splice(path, sec.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := os.ReadFile(path)
+	if strings.Count(string(got), scaleBegin) != 1 || !strings.HasPrefix(string(got), "# Benchmarks\nbefore\n") {
+		t.Errorf("spliced file:\n%s", got)
+	}
+	if err := s.plots(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{lookupPlot, memoryPlot} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("plot %s: %v", f, err)
 		}
 	}
 }
