@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand"
 	"slices"
 	"testing"
 
@@ -105,11 +106,14 @@ func replayPlan(t testing.TB, from, to *chash.ShardMap, pl chash.Plan) {
 		}
 	}
 	minLive := min(from.Replicas(), to.Replicas()) - 1
-	primaryDone := make([]bool, len(state))
+	promoted := make([]string, len(state)) // the old primary, once promoted
 	adds := 0
 	for i, st := range pl.Steps {
 		p := st.Partition
 		reps := state[p]
+		if promoted[p] != "" && !(st.Kind == chash.StepRemove && st.Node == promoted[p]) {
+			t.Fatalf("step %d %+v: partition %d changed after its primary", i, st, p)
+		}
 		switch st.Kind {
 		case chash.StepAdd:
 			require.NotContains(t, reps, st.Node, "step %d", i)
@@ -119,10 +123,7 @@ func replayPlan(t testing.TB, from, to *chash.ShardMap, pl chash.Plan) {
 			require.LessOrEqual(t, count[st.Node], bound[st.Node], "step %d %+v: node over its bound", i, st)
 		case chash.StepRemove:
 			j := slices.Index(reps, st.Node)
-			require.GreaterOrEqual(t, j, 0, "step %d", i)
-			if j == 0 {
-				primaryDone[p] = true
-			}
+			require.Greater(t, j, 0, "step %d %+v: the primary removed before a promotion", i, st)
 			state[p] = slices.Delete(reps, j, j+1)
 			count[st.Node]--
 			require.GreaterOrEqual(t, len(state[p]), minLive, "step %d %+v: too few live replicas", i, st)
@@ -131,16 +132,13 @@ func replayPlan(t testing.TB, from, to *chash.ShardMap, pl chash.Plan) {
 			require.Greater(t, j, 0, "step %d", i)
 			require.Equal(t, st.From, reps[0], "step %d", i)
 			reps[0], reps[j] = reps[j], reps[0]
-			primaryDone[p] = true
+			promoted[p] = st.From
 			// Everything but the old primary's removal is done.
 			want := ids(to.AppendReplicas(nil, p))
 			for _, id := range reps {
 				require.True(t, id == st.From || slices.Contains(want, id), "step %d: promote before %s left", i, id)
 			}
 			require.Subset(t, reps, want, "step %d: promote before every copy", i)
-		}
-		if primaryDone[p] && st.Kind != chash.StepPromote && st.Kind == chash.StepAdd {
-			t.Fatalf("step %d %+v: a copy after the primary changed", i, st)
 		}
 	}
 	require.Equal(t, adds, pl.Moves)
@@ -527,4 +525,57 @@ func BenchmarkShardMapRebalance(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// Over random fleets without pins whose partitions must span R zones, a map
+// is refused exactly when no placement exists: one replica per partition
+// and zone fits iff the zones' room, Σ min(P, Σ bounds of the zone's
+// nodes), reaches P·R (within a zone any split of its replicas over its
+// nodes works).
+func TestShardMapRefusesOnlyInfeasible(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	built, refused := 0, 0
+	for i := 0; i < 5000; i++ {
+		data := make([]byte, 40)
+		rng.Read(data)
+		nodes, spec, _ := fuzzFleet(data)
+		spec.Pins = nil
+		room, need, ok := zoneRoom(nodes, spec)
+		if !ok || need != spec.Replicas {
+			continue
+		}
+		_, err := chash.NewShardMap(nodes, spec)
+		if room >= spec.Partitions*spec.Replicas {
+			require.NoError(t, err, "%v %+v", nodes, spec)
+			built++
+		} else {
+			require.ErrorIs(t, err, chash.ErrConstraint, "%v %+v", nodes, spec)
+			refused++
+		}
+	}
+	t.Logf("%d fleets built, %d refused", built, refused)
+	require.Greater(t, built, 1000)
+	require.Greater(t, refused, 100)
+}
+
+// zoneRoom returns the zones' room for replicas, the zones each partition
+// must span, and whether any node has positive weight.
+func zoneRoom(nodes []chash.Node, spec chash.ShardSpec) (room, need int, ok bool) {
+	total := 0.0
+	for _, n := range nodes {
+		total += n.Weight
+	}
+	if total == 0 {
+		return 0, 0, false
+	}
+	perZone := map[string]int{}
+	for _, n := range nodes {
+		if n.Weight > 0 {
+			perZone[domainOf(n)] += int(math.Ceil(spec.LoadFactor*float64(spec.Partitions*spec.Replicas)*n.Weight/total - 1e-9))
+		}
+	}
+	for _, c := range perZone {
+		room += min(c, spec.Partitions)
+	}
+	return room, min(spec.Replicas, len(perZone)), true
 }
