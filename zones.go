@@ -31,7 +31,12 @@ import (
 // of a weighted draw without replacement (for Rendezvous and Ring), which
 // gives heavy zones slightly less than a proportional share.
 //
-// Cost: AppendTopK asks the wrapped placer for 2k candidates, and for twice
+// Cost: a Ring is walked once, taking nodes of new zones as it goes: with
+// evenly filled zones about as many points as the zones' coupon collection
+// needs (5.5 distinct nodes for 3 of 3 zones). A Rendezvous of equal
+// weights with k <= z scores each node once, keeping each zone's best, as
+// plain top-k does. Other placers are asked
+// through AppendTopK for 2k candidates, and for twice
 // as many each time those do not reach k zones (or all zones, when k > z),
 // then selects in O(m·k) string comparisons of zones and IDs. With evenly
 // filled zones one request almost always suffices; a small zone among
@@ -40,6 +45,9 @@ import (
 // sync.Pool. A Zoned is immutable and safe for concurrent use.
 type Zoned struct {
 	p       Placer
+	walk    zoneLister // p's own zone-aware walk, if it has one
+	rank    zoneRanker // or its one-pass ranking, with each node's domain
+	domain  []uint8
 	n       int
 	domains int
 	scratch sync.Pool // *[]Node of capacity n
@@ -62,7 +70,32 @@ func NewZoned(p Placer) (*Zoned, error) {
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("%w: NewZoned of an empty placer", ErrNoNodes)
 	}
-	return &Zoned{p: p, n: len(nodes), domains: countDomains(nodes)}, nil
+	z := &Zoned{p: p, n: len(nodes), domains: countDomains(nodes)}
+	z.walk, _ = p.(zoneLister)
+	if rank, ok := p.(zoneRanker); ok && z.domains <= 64 {
+		z.rank, z.domain = rank, domainNumbers(nodes)
+	}
+	return z, nil
+}
+
+// domainNumbers numbers the failure domains of nodes from 0, in order of
+// first appearance; there are at most 64.
+func domainNumbers(nodes []Node) []uint8 {
+	ids := map[string]uint8{}
+	out := make([]uint8, len(nodes))
+	for i, n := range nodes {
+		key := "zone:" + n.Zone
+		if n.Zone == "" {
+			key = "node:" + n.ID
+		}
+		d, ok := ids[key]
+		if !ok {
+			d = uint8(len(ids))
+			ids[key] = d
+		}
+		out[i] = d
+	}
+	return out
 }
 
 // countDomains returns the number of failure domains of nodes: distinct
@@ -128,6 +161,16 @@ func (z *Zoned) appendTopK(dst []Node, key zkey, k int) []Node {
 	k = clampK(k, z.n)
 	if k <= 1 {
 		return z.candidates(dst, key, k)
+	}
+	if z.walk != nil {
+		if out, ok := z.walk.appendZoned(dst, key, k, z.domains); ok {
+			return out
+		}
+	}
+	if z.rank != nil {
+		if out, ok := z.rank.appendZonedRanked(dst, key, k, z.domain, z.domains); ok {
+			return out
+		}
 	}
 	buf, _ := z.scratch.Get().(*[]Node)
 	if buf == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -311,6 +312,7 @@ func BenchmarkZonedTopK(b *testing.B) {
 		require.NoError(b, err)
 		zp, err := chash.NewZoned(p)
 		require.NoError(b, err)
+		b.Run(fmt.Sprintf("%v/ratio", a), func(b *testing.B) { zonedRatio(b, p, zp, keys) })
 		for _, c := range []struct {
 			name string
 			p    chash.Placer
@@ -324,4 +326,21 @@ func BenchmarkZonedTopK(b *testing.B) {
 			})
 		}
 	}
+}
+
+// zonedRatio times zone-aware and plain top-3 in alternating chunks, so
+// that both see the same machine load, and reports zoned/plain.
+func zonedRatio(b *testing.B, p, zp chash.Placer, keys []string) {
+	buf := make([]chash.Node, 0, 3)
+	var spent [2]time.Duration
+	for done := 0; done < b.N; done += 256 {
+		for j, q := range []chash.Placer{p, zp} {
+			t0 := time.Now()
+			for i := 0; i < 256; i++ {
+				buf = q.AppendTopKString(buf[:0], keys[(done+i)&1023], 3)
+			}
+			spent[j] += time.Since(t0)
+		}
+	}
+	b.ReportMetric(float64(spent[1])/float64(spent[0]), "zoned/plain")
 }
