@@ -31,12 +31,27 @@ func (k StepKind) String() string {
 	return fmt.Sprintf("StepKind(%d)", uint8(k))
 }
 
+// MarshalText encodes the kind by its name, so that a plan encodes to JSON
+// readably.
+func (k StepKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText decodes a kind from its name.
+func (k *StepKind) UnmarshalText(text []byte) error {
+	for _, c := range []StepKind{StepAdd, StepRemove, StepPromote} {
+		if c.String() == string(text) {
+			*k = c
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: step kind %q (want add, remove or promote)", ErrInvalidOption, text)
+}
+
 // Step is one operation of a move plan.
 type Step struct {
-	Kind      StepKind
-	Partition int
-	Node      string
-	From      string // the previous primary, for StepPromote
+	Kind      StepKind `json:"kind"`
+	Partition int      `json:"partition"`
+	Node      string   `json:"node"`
+	From      string   `json:"from,omitempty"` // the previous primary, for StepPromote
 }
 
 // PartitionSize is how much data a partition holds, for counting what a
@@ -55,11 +70,12 @@ type PartitionSize struct {
 //     the new primary's copy, then the promotion, then the old primary's
 //     removal.
 type Plan struct {
-	Steps []Step
+	Steps []Step `json:"steps"`
 	// Moves counts the replicas copied (StepAdd steps), Bytes and Keys
 	// the data they copy given the partition sizes.
-	Moves       int
-	Bytes, Keys int64
+	Moves int   `json:"moves"`
+	Bytes int64 `json:"bytes"`
+	Keys  int64 `json:"keys"`
 }
 
 // PlanMoves returns the plan from one map to the next. sizes, if not nil,

@@ -43,6 +43,7 @@ var commands = []command{
 	{"compare", "balance, movement, speed and memory of every algorithm (the default)", runCompare},
 	{"plan", "a rollout plan for growing or shrinking a cache fleet", runPlan},
 	{"diff", "what moves between two memberships", runDiff},
+	{"shardmap", "build, rebalance and plan an explicit shard map", runShardMap},
 }
 
 const mainHelp = `chash shows what consistent placement does to keys before a fleet changes.
@@ -51,6 +52,7 @@ usage:
   chash [compare] [flags]     balance, movement, speed and memory of every algorithm
   chash plan [flags]          a rollout plan: keys moved, hit rate and origin load per step
   chash diff [flags] OLD NEW  what moves, and where, between two memberships
+  chash shardmap build|rebalance|plan  an explicit shard map and its move plans
 
 examples:
   chash                                   compare every algorithm at 10 nodes, 1,000,000 keys
