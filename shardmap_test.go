@@ -516,6 +516,7 @@ func BenchmarkShardMapRebalance(b *testing.B) {
 	m := mustMap(b, nodes, chash.ShardSpec{Partitions: 4096, Replicas: 3})
 	next := append(slices.Clone(nodes), chash.Node{ID: "node-new", Weight: 1, Zone: "z1"})
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		after, err := m.Rebalance(next, m.Spec())
 		if err != nil {

@@ -46,8 +46,8 @@ import (
 type Zoned struct {
 	p       Placer
 	walk    zoneLister // p's own zone-aware walk, if it has one
-	rank    zoneRanker // or its one-pass ranking, with each node's domain
-	domain  []uint8
+	rank    zoneRanker // or its one-pass ranking
+	domain  []uint8    // each node's domain number, in Nodes order, if <= 64
 	n       int
 	domains int
 	scratch sync.Pool // *[]Node of capacity n
@@ -72,8 +72,9 @@ func NewZoned(p Placer) (*Zoned, error) {
 	}
 	z := &Zoned{p: p, n: len(nodes), domains: countDomains(nodes)}
 	z.walk, _ = p.(zoneLister)
-	if rank, ok := p.(zoneRanker); ok && z.domains <= 64 {
-		z.rank, z.domain = rank, domainNumbers(nodes)
+	z.rank, _ = p.(zoneRanker)
+	if (z.walk != nil || z.rank != nil) && z.domains <= 64 {
+		z.domain = domainNumbers(nodes)
 	}
 	return z, nil
 }
@@ -163,11 +164,11 @@ func (z *Zoned) appendTopK(dst []Node, key zkey, k int) []Node {
 		return z.candidates(dst, key, k)
 	}
 	if z.walk != nil {
-		if out, ok := z.walk.appendZoned(dst, key, k, z.domains); ok {
+		if out, ok := z.walk.appendZoned(dst, key, k, z.domain, z.domains); ok {
 			return out
 		}
 	}
-	if z.rank != nil {
+	if z.rank != nil && z.domain != nil {
 		if out, ok := z.rank.appendZonedRanked(dst, key, k, z.domain, z.domains); ok {
 			return out
 		}

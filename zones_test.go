@@ -96,6 +96,18 @@ func TestZonedGreedy(t *testing.T) {
 	}
 }
 
+// Without zones every node is its own domain (here more than 64 of them),
+// and the lists are the wrapped placer's own.
+func TestZonedNoZones(t *testing.T) {
+	for _, a := range chash.Algorithms() {
+		zp := mustZoned(t, a, conformance.Nodes(100))
+		require.Equal(t, 100, zp.Zones())
+		for _, key := range conformance.Keys(500) {
+			require.Equal(t, zp.Placer().AppendTopKString(nil, key, 4), zp.AppendTopKString(nil, key, 4), "%v %q", a, key)
+		}
+	}
+}
+
 // greedy is the zone-aware choice, written plainly.
 func greedy(order []chash.Node, k, zones int) []chash.Node {
 	var out []chash.Node
