@@ -79,8 +79,9 @@ type Pin struct {
 // with the spec's seed; Lookup returns the partition's primary and
 // AppendTopK its replicas in order, then (for k > R) the other nodes of
 // positive weight in rendezvous order of the partition. Lookup is O(1) and
-// allocation-free. A ShardMap is immutable and safe for concurrent use; its
-// zero value is not usable.
+// allocation-free. A ShardMap is immutable and safe for concurrent use.
+// The zero ShardMap has no partitions and no members: Lookup returns the
+// zero Node and AppendTopK appends nothing.
 type ShardMap struct {
 	spec    ShardSpec
 	version uint64
@@ -166,7 +167,7 @@ func (m *ShardMap) AppendReplicas(dst []Node, p int) []Node {
 }
 
 // Load returns how many replicas node id holds, and its bound
-// ceil(c·P·R·w/W). Both are 0 for a draining or unknown node.
+// ceil(c·P·R·w/W). Both are 0 for a draining or unknown node. O(P·R).
 func (m *ShardMap) Load(id string) (replicas, bound int) {
 	i := indexOf(m.nodes, id)
 	if i < 0 {
@@ -182,11 +183,17 @@ func (m *ShardMap) Load(id string) (replicas, bound int) {
 
 // Lookup returns the primary of key's partition.
 func (m *ShardMap) Lookup(key []byte) Node {
+	if len(m.assign) == 0 {
+		return Node{}
+	}
 	return m.nodes[m.assign[m.Partition(key)*m.spec.Replicas]]
 }
 
 // LookupString is Lookup for a string key.
 func (m *ShardMap) LookupString(key string) Node {
+	if len(m.assign) == 0 {
+		return Node{}
+	}
 	return m.nodes[m.assign[m.PartitionString(key)*m.spec.Replicas]]
 }
 
@@ -205,6 +212,9 @@ func (m *ShardMap) AppendTopKString(dst []Node, key string, k int) []Node {
 
 func (m *ShardMap) appendTopK(dst []Node, p, k int) []Node {
 	k = clampK(k, len(m.live))
+	if k == 0 {
+		return dst
+	}
 	r := m.spec.Replicas
 	reps := m.assign[p*r : p*r+r]
 	for _, i := range reps[:min(k, r)] {

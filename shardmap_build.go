@@ -17,6 +17,7 @@ type mapBuilder struct {
 	seeds  []uint64
 	parts  [][]int32 // replicas of each partition, primary first
 	pinned []int32   // pinned primary of each partition, or -1
+	prim   []int     // primaries of each node, while levelling
 	need   int       // distinct domains each partition must span
 }
 
@@ -310,6 +311,10 @@ func (b *mapBuilder) explain(p int) error {
 // level moves replicas to nodes below the floor of their fair share from
 // nodes above their share, where zones allow.
 func (b *mapBuilder) level() {
+	b.prim = make([]int, len(b.nodes))
+	for _, reps := range b.parts {
+		b.prim[reps[0]]++
+	}
 	for u := range b.nodes {
 		target := min(int(math.Floor(b.fair[u]+1e-9)), b.bound[u])
 		if b.count[u] >= target {
@@ -319,6 +324,10 @@ func (b *mapBuilder) level() {
 		for n := 0; n < len(b.parts) && b.count[u] < target; n++ {
 			p := (start + n) % len(b.parts)
 			if j := b.donor(p, int32(u)); j >= 0 {
+				if j == 0 {
+					b.prim[b.parts[p][0]]--
+					b.prim[u]++
+				}
 				b.count[b.parts[p][j]]--
 				b.parts[p][j] = int32(u)
 				b.count[u]++
@@ -328,15 +337,18 @@ func (b *mapBuilder) level() {
 }
 
 // donor returns the position in partition p of the most loaded replica
-// above its fair share that node u may replace, or -1.
+// above its fair share that node u may replace, or -1. It takes a primary
+// only while u has fewer than its share of primaries, and then prefers
+// one, so that a node added takes primaries in proportion too.
 func (b *mapBuilder) donor(p int, u int32) int {
 	reps := b.parts[p]
 	if slices.Contains(reps, u) {
 		return -1
 	}
+	wantPrimary := float64(b.prim[u]) < b.fair[u]/float64(b.spec.Replicas)
 	best, bestLoad := -1, 1.0
 	for j, v := range reps {
-		if j == 0 && b.pinned[p] == v {
+		if j == 0 && (b.pinned[p] == v || !wantPrimary) || best == 0 {
 			continue
 		}
 		load := float64(b.count[v]) / b.fair[v]

@@ -240,6 +240,15 @@ func TestShardMapMovement(t *testing.T) {
 		switch name {
 		case "add":
 			minimum = int(3 * 4096 * 2 / (sumWeight(next)))
+			primaries := 0
+			for p := 0; p < 4096; p++ {
+				if after.AppendReplicas(nil, p)[0].ID == "node-new" {
+					primaries++
+				}
+			}
+			fair := 4096 * 2 / sumWeight(next)
+			t.Logf("add: the new node has %d primaries, fair share %.0f", primaries, fair)
+			assert.InDelta(t, fair, float64(primaries), 0.25*fair, "the new node's primaries")
 		case "remove":
 			minimum, _ = m.Load(nodes[4].ID)
 		case "drain":

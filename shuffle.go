@@ -22,6 +22,7 @@ import (
 // A Shuffle is immutable and safe for concurrent use; AppendSubset does not
 // allocate when dst has room for size more nodes and costs one rendezvous
 // top-k over all nodes, O(n). Build a new Shuffle when membership changes.
+// The zero Shuffle has no nodes and gives empty subsets.
 type Shuffle struct {
 	zoned *Zoned
 	opts  []Option
@@ -44,12 +45,15 @@ func NewShuffle(nodes []Node, opts ...Option) (*Shuffle, error) {
 // AppendSubset appends tenant's subset of size nodes (all of them if size
 // exceeds Len, none if size <= 0) to dst, in preference order.
 func (s *Shuffle) AppendSubset(dst []Node, tenant string, size int) []Node {
+	if s.zoned == nil {
+		return dst
+	}
 	return s.zoned.AppendTopKString(dst, tenant, size)
 }
 
 // Subset returns tenant's subset of size nodes in a new slice.
 func (s *Shuffle) Subset(tenant string, size int) []Node {
-	return s.AppendSubset(make([]Node, 0, clampK(size, s.zoned.n)), tenant, size)
+	return s.AppendSubset(make([]Node, 0, clampK(size, s.Len())), tenant, size)
 }
 
 // Placer returns a placer for tenant's keys over its subset: rendezvous
@@ -68,10 +72,25 @@ func (s *Shuffle) Placer(tenant string, size int) (*Zoned, error) {
 }
 
 // Zones returns the number of failure domains among the nodes.
-func (s *Shuffle) Zones() int { return s.zoned.domains }
+func (s *Shuffle) Zones() int {
+	if s.zoned == nil {
+		return 0
+	}
+	return s.zoned.domains
+}
 
 // Nodes returns all the nodes in ascending ID order.
-func (s *Shuffle) Nodes() []Node { return s.zoned.Nodes() }
+func (s *Shuffle) Nodes() []Node {
+	if s.zoned == nil {
+		return nil
+	}
+	return s.zoned.Nodes()
+}
 
 // Len returns the number of nodes.
-func (s *Shuffle) Len() int { return s.zoned.n }
+func (s *Shuffle) Len() int {
+	if s.zoned == nil {
+		return 0
+	}
+	return s.zoned.n
+}

@@ -42,7 +42,9 @@ import (
 // filled zones one request almost always suffices; a small zone among
 // large ones makes lists longer to find. It does not allocate when dst has
 // room for k more nodes: candidates go to a scratch buffer kept in a
-// sync.Pool. A Zoned is immutable and safe for concurrent use.
+// sync.Pool. A Zoned is immutable and safe for concurrent use. The zero
+// Zoned has no members: Lookup returns the zero Node and AppendTopK
+// appends nothing.
 type Zoned struct {
 	p       Placer
 	walk    zoneLister // p's own zone-aware walk, if it has one
@@ -66,7 +68,10 @@ func NewZoned(p Placer) (*Zoned, error) {
 	if _, ok := p.(*Holder); ok {
 		return nil, fmt.Errorf("%w: NewZoned of a *Holder: wrap each placer the Holder stores instead", ErrInvalidOption)
 	}
-	nodes := p.Nodes()
+	nodes, err := membersOf(p)
+	if err != nil {
+		return nil, err
+	}
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("%w: NewZoned of an empty placer", ErrNoNodes)
 	}
@@ -99,6 +104,17 @@ func domainNumbers(nodes []Node) []uint8 {
 	return out
 }
 
+// membersOf returns p's members, or an error if p is a typed nil whose
+// Nodes panics.
+func membersOf(p Placer) (nodes []Node, err error) {
+	defer func() {
+		if recover() != nil {
+			nodes, err = nil, fmt.Errorf("%w: NewZoned of a nil %T", ErrInvalidOption, p)
+		}
+	}()
+	return p.Nodes(), nil
+}
+
 // countDomains returns the number of failure domains of nodes: distinct
 // non-empty zones, plus one for each node without a zone.
 func countDomains(nodes []Node) int {
@@ -121,13 +137,28 @@ func (z *Zoned) Placer() Placer { return z.p }
 func (z *Zoned) Zones() int { return z.domains }
 
 // Lookup returns the wrapped placer's node for key.
-func (z *Zoned) Lookup(key []byte) Node { return z.p.Lookup(key) }
+func (z *Zoned) Lookup(key []byte) Node {
+	if z.p == nil {
+		return Node{}
+	}
+	return z.p.Lookup(key)
+}
 
 // LookupString is Lookup for a string key.
-func (z *Zoned) LookupString(key string) Node { return z.p.LookupString(key) }
+func (z *Zoned) LookupString(key string) Node {
+	if z.p == nil {
+		return Node{}
+	}
+	return z.p.LookupString(key)
+}
 
 // Nodes returns the wrapped placer's members, in its order.
-func (z *Zoned) Nodes() []Node { return z.p.Nodes() }
+func (z *Zoned) Nodes() []Node {
+	if z.p == nil {
+		return nil
+	}
+	return z.p.Nodes()
+}
 
 // Len returns the number of members.
 func (z *Zoned) Len() int { return z.n }
@@ -160,7 +191,10 @@ func (z *Zoned) candidates(dst []Node, key zkey, m int) []Node {
 
 func (z *Zoned) appendTopK(dst []Node, key zkey, k int) []Node {
 	k = clampK(k, z.n)
-	if k <= 1 {
+	if k == 0 {
+		return dst
+	}
+	if k == 1 {
 		return z.candidates(dst, key, k)
 	}
 	if z.walk != nil {

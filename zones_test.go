@@ -359,3 +359,57 @@ func zonedRatio(b *testing.B, p, zp chash.Placer, keys []string) {
 	}
 	b.ReportMetric(float64(spent[1])/float64(spent[0]), "zoned/plain")
 }
+
+// The zero values have no members and answer emptily; a typed nil placer
+// is refused.
+func TestZeroValues(t *testing.T) {
+	var z chash.Zoned
+	require.Equal(t, chash.Node{}, z.LookupString("k"))
+	require.Equal(t, chash.Node{}, z.Lookup([]byte("k")))
+	require.Empty(t, z.AppendTopKString(nil, "k", 3))
+	require.Empty(t, z.Nodes())
+	var s chash.Shuffle
+	require.Empty(t, s.Subset("t", 3))
+	require.Zero(t, s.Len()+s.Zones())
+	_, err := s.Placer("t", 3)
+	require.ErrorIs(t, err, chash.ErrNoNodes)
+	var m chash.ShardMap
+	require.Equal(t, chash.Node{}, m.LookupString("k"))
+	require.Empty(t, m.AppendTopKString(nil, "k", 3))
+	require.Empty(t, m.AppendReplicas(nil, 0))
+	require.Zero(t, m.Len())
+	_, err = chash.NewZoned((*chash.Ring)(nil))
+	require.ErrorIs(t, err, chash.ErrInvalidOption)
+}
+
+// FuzzZoned wraps rings and rendezvous placers of random fleets with
+// zones: every list is distinct members starting with Lookup and spans
+// min(k, zones) zones.
+func FuzzZoned(f *testing.F) {
+	f.Add("a,b,c,d,e", []byte{0, 1, 2, 1, 0}, "key", 3)
+	f.Add("x,y", []byte{5, 5}, "", 9)
+	f.Fuzz(func(t *testing.T, idList string, zones []byte, key string, k int) {
+		nodes := conformance.FuzzNodes(idList, zones)
+		for i := range nodes {
+			if i < len(zones) && zones[i]%4 != 0 {
+				nodes[i].Zone = fmt.Sprintf("z%d", zones[i]%4)
+			}
+		}
+		for _, a := range []chash.Algorithm{chash.AlgorithmRing, chash.AlgorithmRendezvous, chash.AlgorithmMaglev} {
+			p, err := chash.New(a, nodes)
+			if err != nil {
+				continue
+			}
+			zp, err := chash.NewZoned(p)
+			require.NoError(t, err)
+			k := k % 20
+			conformance.Check(t, zp, key, k)
+			top := zp.AppendTopKString(nil, key, k)
+			spanned := map[string]bool{}
+			for _, n := range top[:min(len(top), zp.Zones())] {
+				spanned[domainOf(n)] = true
+			}
+			require.Len(t, spanned, min(len(top), zp.Zones()), "%v %v", a, top)
+		}
+	})
+}
