@@ -9,14 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func ids(nodes []chash.Node) []string {
-	out := make([]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = n.ID
-	}
-	return out
-}
-
 // For Jump, Derive treats nodes as a set and keeps every member's bucket.
 func TestDeriveJumpKeepsBuckets(t *testing.T) {
 	j, err := chash.NewJump([]chash.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}, {ID: "d"}})
@@ -35,7 +27,7 @@ func TestDeriveJumpKeepsBuckets(t *testing.T) {
 	for _, tc := range cases {
 		q, err := chash.Derive(j, tc.nodes)
 		require.NoError(t, err, tc.name)
-		assert.Equal(t, tc.want, ids(q.Nodes()), tc.name)
+		assert.Equal(t, tc.want, conformance.IDs(q.Nodes()), tc.name)
 	}
 	_, err = chash.Derive(j, []chash.Node{{ID: "a"}, {ID: "c"}, {ID: "d"}})
 	assert.ErrorIs(t, err, chash.ErrNotLast)

@@ -387,8 +387,8 @@ func ExampleNewMaglev() {
 	fmt.Println(g.AppendTopKString(nil, "user:42", 2))
 	fmt.Println(g.TableSize(), g.Entries())
 	// Output:
-	// {cache-a 1}
-	// [{cache-a 1} {cache-c 2}]
+	// {cache-a 1 }
+	// [{cache-a 1 } {cache-c 2 }]
 	// 65537 [16385 16384 32768]
 }
 

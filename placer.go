@@ -13,6 +13,11 @@ type Node struct {
 	// about twice the keys of a node of weight 1. Zero means 1. Negative,
 	// NaN and infinite weights are rejected by every constructor.
 	Weight float64
+	// Zone names the node's failure domain (a rack, zone or region),
+	// compared exactly; empty means the node is a domain of its own. It
+	// never changes which node owns a key: only zone-aware replica lists
+	// ([Zoned]), subsets ([Shuffle]) and the [ShardMap] read it.
+	Zone string `json:",omitempty"`
 }
 
 // Placer maps keys to nodes. Every method is safe for concurrent use, and

@@ -58,6 +58,7 @@ var commands = []command{
 	{"plan", "[flags]", "a rollout plan: keys moved, hit rate and origin load per step", runPlan},
 	{"diff", "[flags] OLD NEW", "what moves, and where, between two memberships", runDiff},
 	{"members", "-prefix P [flags]", "live members in etcd and their fingerprint; -watch: what each change moves", runMembers},
+	{"shardmap", "build|rebalance|plan [flags]", "an explicit shard map: build it, rebalance it, plan the moves", runShardMap},
 }
 
 const mainExamples = `examples:

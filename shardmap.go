@@ -1,0 +1,333 @@
+package chash
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// Errors of the shard map, wrapped with detail naming what failed.
+var (
+	// ErrConstraint reports a shard map constraint that cannot be met:
+	// distinct nodes, distinct zones, a node's load bound, a pin, or a safe
+	// order of moves.
+	ErrConstraint = errors.New("chash: shard map constraint cannot be met")
+	// ErrInvalidMap reports a serialised shard map that is corrupted or
+	// inconsistent.
+	ErrInvalidMap = errors.New("chash: invalid shard map")
+)
+
+// Shard map limits.
+const (
+	maxMapPartitions = 1 << 20
+	maxMapReplicas   = 16
+	// DefaultMapLoadFactor is a shard map's load factor c unless its spec
+	// says otherwise: no node holds more than ceil(1.25·P·R·w/W) replicas.
+	DefaultMapLoadFactor = 1.25
+)
+
+// ShardSpec is what a shard map must satisfy.
+type ShardSpec struct {
+	// Partitions is P, the fixed number of partitions keys hash into,
+	// from 1 to 1<<20. It cannot change from one map to the next: every
+	// key would move.
+	Partitions int
+	// Replicas is R, the replicas per partition, from 1 to 16.
+	Replicas int
+	// LoadFactor is c: no node holds more than ceil(c·P·R·w/W) replicas,
+	// for its weight w and the total weight W. At least 1; 0 means
+	// DefaultMapLoadFactor.
+	LoadFactor float64
+	// Pins put partitions' primaries on given nodes.
+	Pins []Pin
+	// Seed seeds the xxhash64 of keys to partitions.
+	Seed uint64
+}
+
+// Pin places a partition's primary replica on a node.
+type Pin struct {
+	Partition int
+	Node      string
+}
+
+// ShardMap is an explicit placement: P partitions, keys hashed into them,
+// each partition held by R replicas on nodes listed primary first. Unlike
+// the hash placers it is data: a control plane computes it with
+// [NewShardMap] and [ShardMap.Rebalance], publishes it ([ShardMap.MarshalJSON];
+// the format is described at [ParseShardMap]) and every client loads the
+// same map, checked by its version and fingerprint.
+//
+// Every map satisfies, or was refused with an error wrapping ErrConstraint
+// that names the unmet one:
+//   - a partition's replicas are on R distinct nodes;
+//   - they span min(R, z) zones, z the number of failure domains among the
+//     nodes of positive weight (a node without a Zone is its own domain);
+//   - no node holds more than ceil(c·P·R·w/W) replicas, and a node of
+//     weight 0 (draining, unlike the hash placers, where 0 means 1) holds
+//     none;
+//   - every pinned partition's primary is its pin.
+//
+// Rebalancing keeps every replica of the previous map that does not break
+// a constraint, then fills the missing ones on the least loaded eligible
+// nodes, then moves replicas from nodes above their fair share P·R·w/W to
+// nodes below it (a node just added) until each holds at least the floor
+// of its share, where zones allow. Nothing moves otherwise.
+//
+// As a [Placer], a key's partition is ⌊h·P/2^64⌋ for h the key's xxhash64
+// with the spec's seed; Lookup returns the partition's primary and
+// AppendTopK its replicas in order, then (for k > R) the other nodes of
+// positive weight in rendezvous order of the partition. Lookup is O(1) and
+// allocation-free. A ShardMap is immutable and safe for concurrent use.
+// The zero ShardMap has no partitions and no members: Lookup returns the
+// zero Node and AppendTopK appends nothing.
+type ShardMap struct {
+	spec    ShardSpec
+	version uint64
+	nodes   []Node  // every member, ascending by ID, drained ones too
+	live    []Node  // members of positive weight, ascending by ID
+	liveIdx []int32 // liveIdx[i] is the index in nodes of live[i]
+	seeds   []uint64
+	assign  []int32 // P·R indexes into nodes, partition by partition
+	hasher  hasher
+	fp      uint64
+}
+
+var _ Placer = (*ShardMap)(nil)
+
+// NewShardMap computes the first map (version 1) of nodes under spec.
+func NewShardMap(nodes []Node, spec ShardSpec) (*ShardMap, error) {
+	return buildShardMap(nil, nodes, spec)
+}
+
+// Rebalance computes the next map (version m.Version()+1) for nodes and
+// spec, moving as few replicas from m as the constraints and the balance
+// goal allow (see [ShardMap]). Pass m.Spec() to keep the spec. The spec's
+// Partitions must equal m's. m is unchanged.
+func (m *ShardMap) Rebalance(nodes []Node, spec ShardSpec) (*ShardMap, error) {
+	return buildShardMap(m, nodes, spec)
+}
+
+// Version returns the map's version: 1 for NewShardMap, one more for each
+// Rebalance.
+func (m *ShardMap) Version() uint64 { return m.version }
+
+// Fingerprint returns a 64-bit hash of the map's whole content (see
+// [ParseShardMap]); two maps with the same fingerprint place every key
+// identically.
+func (m *ShardMap) Fingerprint() uint64 { return m.fp }
+
+// Spec returns the spec the map was built with, its load factor resolved.
+func (m *ShardMap) Spec() ShardSpec {
+	s := m.spec
+	s.Pins = slices.Clone(s.Pins)
+	return s
+}
+
+// Partitions returns P.
+func (m *ShardMap) Partitions() int { return m.spec.Partitions }
+
+// Replicas returns R.
+func (m *ShardMap) Replicas() int { return m.spec.Replicas }
+
+// Members returns every node of the map, draining ones (weight 0)
+// included, in ascending ID order.
+func (m *ShardMap) Members() []Node { return slices.Clone(m.nodes) }
+
+// Nodes returns the nodes of positive weight, the ones that hold
+// replicas, in ascending ID order.
+func (m *ShardMap) Nodes() []Node { return slices.Clone(m.live) }
+
+// Len returns the number of nodes of positive weight.
+func (m *ShardMap) Len() int { return len(m.live) }
+
+// Partition returns the partition of key.
+func (m *ShardMap) Partition(key []byte) int { return m.partition(m.hasher.sum(key)) }
+
+// PartitionString is Partition for a string key.
+func (m *ShardMap) PartitionString(key string) int { return m.partition(m.hasher.sumString(key)) }
+
+func (m *ShardMap) partition(h uint64) int {
+	hi, _ := bits.Mul64(h, uint64(m.spec.Partitions))
+	return int(hi)
+}
+
+// AppendReplicas appends partition p's R replicas, primary first, to dst;
+// nothing if p is out of range.
+func (m *ShardMap) AppendReplicas(dst []Node, p int) []Node {
+	if p < 0 || p >= m.spec.Partitions {
+		return dst
+	}
+	r := m.spec.Replicas
+	for _, i := range m.assign[p*r : p*r+r] {
+		dst = append(dst, m.nodes[i])
+	}
+	return dst
+}
+
+// Load returns how many replicas node id holds, and its bound
+// ceil(c·P·R·w/W). Both are 0 for a draining or unknown node. O(P·R).
+func (m *ShardMap) Load(id string) (replicas, bound int) {
+	i := indexOf(m.nodes, id)
+	if i < 0 {
+		return 0, 0
+	}
+	for _, a := range m.assign {
+		if int(a) == i {
+			replicas++
+		}
+	}
+	return replicas, mapBounds(m.spec, m.nodes)[i]
+}
+
+// Lookup returns the primary of key's partition.
+func (m *ShardMap) Lookup(key []byte) Node {
+	if len(m.assign) == 0 {
+		return Node{}
+	}
+	return m.nodes[m.assign[m.Partition(key)*m.spec.Replicas]]
+}
+
+// LookupString is Lookup for a string key.
+func (m *ShardMap) LookupString(key string) Node {
+	if len(m.assign) == 0 {
+		return Node{}
+	}
+	return m.nodes[m.assign[m.PartitionString(key)*m.spec.Replicas]]
+}
+
+// AppendTopK appends up to k nodes for key: its partition's replicas in
+// order, then the other nodes of positive weight by rendezvous score of
+// the partition, O(n) for each node past R. It does not allocate when dst
+// has room for k more nodes.
+func (m *ShardMap) AppendTopK(dst []Node, key []byte, k int) []Node {
+	return m.appendTopK(dst, m.Partition(key), k)
+}
+
+// AppendTopKString is AppendTopK for a string key.
+func (m *ShardMap) AppendTopKString(dst []Node, key string, k int) []Node {
+	return m.appendTopK(dst, m.PartitionString(key), k)
+}
+
+func (m *ShardMap) appendTopK(dst []Node, p, k int) []Node {
+	k = clampK(k, len(m.live))
+	if k == 0 {
+		return dst
+	}
+	r := m.spec.Replicas
+	reps := m.assign[p*r : p*r+r]
+	for _, i := range reps[:min(k, r)] {
+		dst = append(dst, m.nodes[i])
+	}
+	ph := shardHash(p)
+	last := uint64(math.MaxUint64)
+	for n := r; n < k; n++ {
+		best, bi := uint64(0), -1
+		for i, s := range m.seeds {
+			sc := mix64(ph ^ s)
+			if sc < last && (bi < 0 || sc > best) && !slices.Contains(reps, m.liveIdx[i]) {
+				best, bi = sc, i
+			}
+		}
+		if bi < 0 {
+			break // colliding scores: unreachable in practice
+		}
+		dst, last = append(dst, m.live[bi]), best
+	}
+	return dst
+}
+
+// mapBounds returns each node's replica bound ceil(c·P·R·w/W).
+func mapBounds(s ShardSpec, nodes []Node) []int {
+	total := 0.0
+	for _, n := range nodes {
+		total += n.Weight
+	}
+	out := make([]int, len(nodes))
+	for i, n := range nodes {
+		if n.Weight > 0 {
+			// The tiny margin keeps an exact product from rounding up.
+			out[i] = int(math.Ceil(s.LoadFactor*float64(s.Partitions*s.Replicas)*n.Weight/total - 1e-9))
+		}
+	}
+	return out
+}
+
+// checkMapInput validates spec and nodes and returns the nodes sorted by
+// ID and the spec with its load factor resolved.
+func checkMapInput(nodes []Node, spec ShardSpec) ([]Node, ShardSpec, error) {
+	switch {
+	case spec.Partitions < 1 || spec.Partitions > maxMapPartitions:
+		return nil, spec, fmt.Errorf("%w: shard map of %d partitions: want 1 to %d", ErrInvalidOption, spec.Partitions, maxMapPartitions)
+	case spec.Replicas < 1 || spec.Replicas > maxMapReplicas:
+		return nil, spec, fmt.Errorf("%w: shard map of %d replicas: want 1 to %d", ErrInvalidOption, spec.Replicas, maxMapReplicas)
+	case spec.LoadFactor == 0:
+		spec.LoadFactor = DefaultMapLoadFactor
+	case !(spec.LoadFactor >= 1) || math.IsInf(spec.LoadFactor, 0):
+		return nil, spec, fmt.Errorf("%w: shard map load factor %v: want a finite value >= 1", ErrInvalidOption, spec.LoadFactor)
+	}
+	if len(nodes) == 0 {
+		return nil, spec, fmt.Errorf("%w: shard map", ErrNoNodes)
+	}
+	ns := slices.Clone(nodes)
+	for i, n := range ns {
+		switch {
+		case n.ID == "":
+			return nil, spec, fmt.Errorf("%w: node %d", ErrEmptyID, i)
+		case n.Weight < 0 || math.IsNaN(n.Weight) || math.IsInf(n.Weight, 0) || n.Weight > 1e12:
+			return nil, spec, fmt.Errorf("%w: node %q has weight %v: a shard map accepts 0 (draining) to 1e12", ErrInvalidWeight, n.ID, n.Weight)
+		}
+	}
+	slices.SortFunc(ns, func(a, b Node) int { return cmpString(a.ID, b.ID) })
+	for i := 1; i < len(ns); i++ {
+		if ns[i].ID == ns[i-1].ID {
+			return nil, spec, fmt.Errorf("%w: %q", ErrDuplicateID, ns[i].ID)
+		}
+	}
+	pins := slices.Clone(spec.Pins)
+	slices.SortFunc(pins, func(a, b Pin) int { return a.Partition - b.Partition })
+	for i, p := range pins {
+		switch {
+		case p.Partition < 0 || p.Partition >= spec.Partitions:
+			return nil, spec, fmt.Errorf("%w: pin of partition %d: want 0 to %d", ErrInvalidOption, p.Partition, spec.Partitions-1)
+		case i > 0 && pins[i-1].Partition == p.Partition:
+			return nil, spec, fmt.Errorf("%w: partition %d pinned twice", ErrInvalidOption, p.Partition)
+		case indexOf(ns, p.Node) < 0:
+			return nil, spec, fmt.Errorf("%w: pin of partition %d to %q", ErrUnknownNode, p.Partition, p.Node)
+		case ns[indexOf(ns, p.Node)].Weight == 0:
+			return nil, spec, fmt.Errorf("%w: pin: partition %d is pinned to %q, which is draining (weight 0)", ErrConstraint, p.Partition, p.Node)
+		}
+	}
+	spec.Pins = pins
+	return ns, spec, nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// newMap assembles a map from checked parts and fingerprints it.
+func newMap(spec ShardSpec, version uint64, nodes []Node, assign []int32) *ShardMap {
+	m := &ShardMap{spec: spec, version: version, nodes: nodes, assign: assign,
+		hasher: newHasher(XXHashSeed(spec.Seed))}
+	for i, n := range nodes {
+		if n.Weight > 0 {
+			m.live = append(m.live, n)
+			m.liveIdx = append(m.liveIdx, int32(i))
+			m.seeds = append(m.seeds, m.hasher.sumString(n.ID))
+		}
+	}
+	m.fp = m.fingerprint()
+	return m
+}
+
+// shardHash is partition p's hash for the rendezvous orders of the map's
+// builder and of AppendTopK past R.
+func shardHash(p int) uint64 { return mix64(uint64(p) + 0x9e3779b97f4a7c15) }
