@@ -20,7 +20,8 @@ import (
 // departed node whose bucket is not refilled must be among the last
 // (ErrNotLast otherwise), so no key moves between remaining nodes.
 //
-// A Holder derives from the placer it holds. Derive fails with the
+// A Holder derives from the placer it holds, and a Zoned from the placer it
+// wraps, wrapping the result. Derive fails with the
 // constructor's errors, with ErrNoNodes for a nil or empty p that is not a
 // zero value of this package's placers (those derive with the default
 // options), and with ErrUnknownAlgorithm for a Placer of another package.
@@ -153,4 +154,16 @@ func (p *Jump) renumber(nodes []Node) ([]Node, error) {
 		}
 	}
 	return order[:keep], nil
+}
+
+// with derives the wrapped placer and wraps the result again.
+func (z *Zoned) with(nodes []Node) (Placer, error) {
+	if z == nil || z.p == nil {
+		return nil, fmt.Errorf("%w: Derive from an empty Zoned", ErrNoNodes)
+	}
+	p, err := Derive(z.p, nodes)
+	if err != nil {
+		return nil, err
+	}
+	return placer(NewZoned(p))
 }

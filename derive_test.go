@@ -106,3 +106,21 @@ func FuzzDerive(f *testing.F) {
 		require.Equal(t, want.AppendTopKString(nil, key, 3), q.AppendTopKString(nil, key, 3))
 	})
 }
+
+func TestDeriveZoned(t *testing.T) {
+	nodes := []chash.Node{{ID: "a", Zone: "z1"}, {ID: "b", Zone: "z1"}, {ID: "c", Zone: "z2"}}
+	r, err := chash.NewRing(nodes)
+	require.NoError(t, err)
+	z, err := chash.NewZoned(r)
+	require.NoError(t, err)
+	next := append(nodes, chash.Node{ID: "d", Zone: "z3"})
+	got, err := chash.Derive(z, next)
+	require.NoError(t, err)
+	want, err := chash.NewRing(next)
+	require.NoError(t, err)
+	wz, err := chash.NewZoned(want)
+	require.NoError(t, err)
+	for _, k := range conformance.Keys(500) {
+		require.Equal(t, wz.AppendTopKString(nil, k, 3), got.AppendTopKString(nil, k, 3), k)
+	}
+}
