@@ -27,12 +27,13 @@ const FingerprintNone = "none"
 // The digest covers everything that changes placement and nothing else:
 //
 //   - the algorithm, and for a ring its ketama variant;
-//   - each option the algorithm uses: a ring's vnodes (not under ketama,
-//     which ignores them), Maglev's table size, Bounded's partitions and
-//     load factor; options an algorithm ignores do not count;
+//   - each option the algorithm uses: a ring's vnodes and weight unit (not
+//     under ketama, which ignores them), Maglev's table size, Bounded's
+//     partitions and load factor; options an algorithm ignores do not count;
 //   - the members, as IDs with their effective weights (0 counts as 1),
-//     independent of the order they were given in, except for Jump, whose
-//     order is its bucket numbering;
+//     independent of the order they were given in, except for Jump and
+//     JumpBack, whose order is their bucket numbering;
+//   - for a ShardMap, its own content hash (ShardMap.Fingerprint);
 //   - the Hasher, through its outputs (Sum64 and Sum64String) on 16 fixed
 //     probe inputs, so that XXHashSeed(s) for each s, and any custom
 //     Hasher, give their own fingerprint without being compared by value.
@@ -50,8 +51,9 @@ const FingerprintNone = "none"
 // not a Placer: fingerprint its Placer().)
 //
 // Fingerprint never panics and is safe for concurrent use. It costs one
-// pass over the members, O(n): about 25 µs and 4 KiB at 1,000 nodes (an
-// unknown placer also costs its Nodes(), a sort by ID and 64 AppendTopK).
+// pass over the members, O(n), and a few allocations (an unknown placer
+// also costs its Nodes(), a sort by ID and 64 AppendTopK);
+// BenchmarkFingerprint has the figures.
 func Fingerprint(p Placer) string {
 	return fingerprint(p, 0)
 }
@@ -89,6 +91,12 @@ func fingerprint(p Placer, depth int) string {
 			return FingerprintNone
 		}
 		return d.str("jump").members(p.nodes).hasher(p.cfg.hasher).sum("jump")
+	case *ShardMap:
+		if p == nil || p.Len() == 0 {
+			return FingerprintNone
+		}
+		// The map's own content hash covers every partition's replicas.
+		return d.str("shardmap").num(p.Fingerprint()).sum("shardmap")
 	case *JumpBack:
 		if p.empty() {
 			return FingerprintNone

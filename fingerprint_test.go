@@ -39,7 +39,7 @@ func fpNodesFor(a chash.Algorithm, n int) []chash.Node {
 	return fpNodes(n)
 }
 
-var fpFormat = regexp.MustCompile(`^(ring|rendezvous|jump|jumpback|maglev|bounded|placer)-[0-9a-f]{16}$`)
+var fpFormat = regexp.MustCompile(`^(ring|rendezvous|jump|jumpback|maglev|bounded|shardmap|placer)-[0-9a-f]{16}$`)
 
 func TestFingerprintEqualPlacements(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
