@@ -12,7 +12,7 @@ import (
 )
 
 func TestGomemcacheVectors(t *testing.T) {
-	checkCompatVectors(t, "gomemcache", func(s compatSet) (chash.Placer, error) {
+	checkCompatVectors(t, "gomemcache/vectors.tsv", func(s compatSet) (chash.Placer, error) {
 		var list []string
 		for _, n := range s.nodes {
 			for range int(n.Weight) {

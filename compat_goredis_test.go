@@ -11,7 +11,7 @@ import (
 )
 
 func TestGoRedisVectors(t *testing.T) {
-	checkCompatVectors(t, "goredis", func(s compatSet) (chash.Placer, error) { return chash.NewGoRedis(s.nodes) })
+	checkCompatVectors(t, "goredis/vectors.tsv", func(s compatSet) (chash.Placer, error) { return chash.NewGoRedis(s.nodes) })
 }
 
 func TestGoRedisContract(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 func TestGroupcacheVectors(t *testing.T) {
-	checkCompatVectors(t, "groupcache", func(s compatSet) (chash.Placer, error) {
+	checkCompatVectors(t, "groupcache/vectors.tsv", func(s compatSet) (chash.Placer, error) {
 		replicas := 0
 		if strings.HasSuffix(s.name, "-r3") {
 			replicas = 3

@@ -29,9 +29,9 @@ type compatFile struct {
 	want [][]int // want[key][set]
 }
 
-func readCompatVectors(t *testing.T, system string) compatFile {
+func readCompatVectors(t *testing.T, file string) compatFile {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", system, "vectors.tsv"))
+	f, err := os.Open(filepath.Join("testdata", file))
 	require.NoError(t, err)
 	defer f.Close()
 	var v compatFile
@@ -71,9 +71,10 @@ func readCompatVectors(t *testing.T, system string) compatFile {
 // checkCompatVectors builds each set's placer with build and requires that it
 // agrees with the reference on every key, through Lookup, LookupString and
 // the first node of AppendTopK. It returns the number of keys checked.
-func checkCompatVectors(t *testing.T, system string, build func(s compatSet) (chash.Placer, error)) int {
+func checkCompatVectors(t *testing.T, file string, build func(s compatSet) (chash.Placer, error)) int {
 	t.Helper()
-	v := readCompatVectors(t, system)
+	v := readCompatVectors(t, file)
+	system := file
 	checked := 0
 	for j, s := range v.sets {
 		p, err := build(s)
