@@ -123,3 +123,44 @@ func BenchmarkEnvoyRingHash(b *testing.B) {
 	require.NoError(b, err)
 	benchCompat(b, p)
 }
+
+// The rings Envoy's own unit tests expect
+// (test/extensions/load_balancing_policies/ring_hash/ring_hash_lb_test.cc:
+// Basic and BasicWithHostname, minimum_ring_size 12): every listed
+// position belongs to its host, and the next hash to the next entry's.
+func TestEnvoyRingHashEnvoyRings(t *testing.T) {
+	type entry struct {
+		host string
+		pos  uint64
+	}
+	for _, c := range []struct {
+		name  string
+		hosts []chash.Node
+		ring  []entry
+	}{
+		{"Basic", compatNodes(6, func(i int) string { return fmt.Sprintf("127.0.0.1:%d", 89+i) }), []entry{
+			{"127.0.0.1:94", 833437586790550860}, {"127.0.0.1:92", 928266305478181108},
+			{"127.0.0.1:90", 1033482794131418490}, {"127.0.0.1:95", 3551244743356806947},
+			{"127.0.0.1:93", 3851675632748031481}, {"127.0.0.1:91", 5583722120771150861},
+			{"127.0.0.1:91", 6311230543546372928}, {"127.0.0.1:93", 7700377290971790572},
+			{"127.0.0.1:95", 13144177310400110813}, {"127.0.0.1:92", 13444792449719432967},
+			{"127.0.0.1:94", 15516499411664133160}, {"127.0.0.1:90", 16117243373044804889},
+		}},
+		{"BasicWithHostname", compatNodes(6, func(i int) string { return fmt.Sprint(89 + i) }), []entry{
+			{"95", 1975508444536362413}, {"95", 2376063919839173711}, {"93", 2386806903309390596},
+			{"94", 6749904478991551885}, {"93", 6803900775736438537}, {"92", 7225015537174310577},
+			{"90", 8787465352164086522}, {"92", 11282020843382717940}, {"91", 13723418369486627818},
+			{"90", 13776502110861797421}, {"91", 14338313586354474791}, {"94", 15364271037087512980},
+		}},
+	} {
+		e, err := chash.NewEnvoyRingHash(c.hosts, 12, 0)
+		require.NoError(t, err)
+		require.Equal(t, 12, e.Entries())
+		assert.Equal(t, c.ring[0].host, e.LookupHash(0).ID, c.name)
+		assert.Equal(t, c.ring[0].host, e.LookupHash(^uint64(0)).ID, c.name)
+		for i, en := range c.ring {
+			assert.Equal(t, en.host, e.LookupHash(en.pos).ID, "%s entry %d", c.name, i)
+			assert.Equal(t, c.ring[(i+1)%len(c.ring)].host, e.LookupHash(en.pos+1).ID, "%s after entry %d", c.name, i)
+		}
+	}
+}
