@@ -26,6 +26,7 @@ examples:
   chash diff old.txt new.txt
   chash diff -old a,b,c -new a,b,c,d
   chash diff -algo ring -vnodes 1000 -old a,b=2 -new a,b=2,c -json
+  chash diff -algo gomemcache -new-algo ring servers.txt servers.txt
 
 flags:
 `
@@ -50,7 +51,8 @@ type diffReport struct {
 
 func runDiff(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("diff", stderr)
-	algoName := fs.String("algo", "ring", "mod-N, or an algorithm of this build (ring, ...)")
+	algoName := fs.String("algo", "ring", "mod-N, an algorithm of this build (ring, ...) or a system's placement (gomemcache, goredis, nginx-consistent, ...)")
+	newAlgo := fs.String("new-algo", "", "place NEW with this algorithm instead of -algo: the cost of switching placement")
 	oldList := fs.String("old", "", "old membership as a list, instead of a file")
 	newList := fs.String("new", "", "new membership as a list, instead of a file")
 	top := fs.Int("top", 20, "flows to show; 0 for all (-json shows all)")
@@ -80,7 +82,13 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "diff", "old membership: %v", err)
 	}
-	pb, err := a.build(new)
+	b := a
+	if *newAlgo != "" {
+		if b, err = findAlgo(*newAlgo, opts); err != nil {
+			return usageError(stderr, "diff", "-new-algo: %v", err)
+		}
+	}
+	pb, err := b.build(new)
 	if err != nil {
 		return usageError(stderr, "diff", "new membership: %v", err)
 	}
@@ -92,7 +100,11 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "chash diff: %v\n", err)
 		return exitFail
 	}
-	rep := newDiffReport(a.name, pa, pb, m)
+	name := a.name
+	if b.name != a.name {
+		name = a.name + " -> " + b.name
+	}
+	rep := newDiffReport(name, pa, pb, m)
 	if *asJSON {
 		return writeJSON(stdout, rep)
 	}
