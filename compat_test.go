@@ -2,6 +2,8 @@ package chash_test
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/keyplace/chash"
@@ -70,4 +72,56 @@ func compatNodes(n int, id func(i int) string) []chash.Node {
 		out[i] = chash.Node{ID: id(i + 1)}
 	}
 	return out
+}
+
+// FuzzCompat builds every compatibility placer from arbitrary server
+// lists: each either fails with an error or places every key on a member.
+func FuzzCompat(f *testing.F) {
+	f.Add("10.0.0.1:11211,10.0.0.2:11211,10.0.0.3:11211", uint8(2), "key")
+	f.Add("a,a,b", uint8(0), "{tag}x")
+	f.Add(",unix:/x.sock", uint8(5), "")
+	f.Fuzz(func(t *testing.T, list string, weight uint8, key string) {
+		ids := strings.Split(list, ",")
+		if len(ids) > 64 {
+			ids = ids[:64]
+		}
+		nodes := make([]chash.Node, len(ids))
+		for i, id := range ids {
+			nodes[i] = chash.Node{ID: id}
+		}
+		if len(nodes) > 0 && weight > 0 {
+			nodes[0].Weight = float64(weight % 8)
+		}
+		builds := []func() (chash.Placer, error){
+			func() (chash.Placer, error) { return chash.NewGoRedis(nodes) },
+			func() (chash.Placer, error) { return chash.NewGomemcache(nodes) },
+			func() (chash.Placer, error) { return chash.NewGomemcacheList(ids...) },
+			func() (chash.Placer, error) { return chash.NewGroupcache(nodes, int(weight)) },
+			func() (chash.Placer, error) { return chash.NewNginxConsistent(nodes) },
+			func() (chash.Placer, error) { return chash.NewNginxHash(nodes) },
+			func() (chash.Placer, error) { return chash.NewGRPCRingHash(nodes, int(weight), 0) },
+			func() (chash.Placer, error) { return chash.NewEnvoyRingHash(nodes, 0, int(weight)*64) },
+			func() (chash.Placer, error) { return chash.NewEnvoyMaglev(nodes, 7) },
+			func() (chash.Placer, error) { return chash.NewCaddy(nodes) },
+		}
+		for i, build := range builds {
+			p, err := build()
+			if err != nil {
+				if p != nil && !reflect.ValueOf(p).IsNil() {
+					t.Fatalf("constructor %d returned a placer and %v", i, err)
+				}
+				continue
+			}
+			members := map[string]bool{}
+			for _, n := range p.Nodes() {
+				members[n.ID] = true
+			}
+			if !members[p.LookupString(key).ID] {
+				t.Fatalf("constructor %d: %q placed on a non-member", i, key)
+			}
+			if top := p.AppendTopKString(nil, key, 3); len(top) != min(3, p.Len()) {
+				t.Fatalf("constructor %d: top-3 of %d nodes has %d", i, p.Len(), len(top))
+			}
+		}
+	})
 }
