@@ -14,8 +14,11 @@ import (
 func TestGroupcacheVectors(t *testing.T) {
 	checkCompatVectors(t, "groupcache/vectors.tsv", func(s compatSet) (chash.Placer, error) {
 		replicas := 0
-		if strings.HasSuffix(s.name, "-r3") {
+		switch {
+		case strings.HasSuffix(s.name, "-r3"):
 			replicas = 3
+		case strings.HasSuffix(s.name, "-r1"):
+			replicas = 1
 		}
 		return chash.NewGroupcache(s.nodes, replicas)
 	})
