@@ -3,6 +3,8 @@ package chash_test
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/keyplace/chash"
@@ -11,11 +13,49 @@ import (
 )
 
 func TestNginxConsistentVectors(t *testing.T) {
-	checkCompatVectors(t, "nginx/consistent.tsv", func(s compatSet) (chash.Placer, error) { return chash.NewNginxConsistent(s.nodes) })
+	build := func(s compatSet) (chash.Placer, error) { return chash.NewNginxConsistent(s.nodes) }
+	checkCompatVectors(t, "nginx/consistent.tsv", upOnly(build))
+	checkNginxFailover(t, "nginx/consistent.tsv", build)
 }
 
 func TestNginxHashVectors(t *testing.T) {
-	checkCompatVectors(t, "nginx/hash.tsv", func(s compatSet) (chash.Placer, error) { return chash.NewNginxHash(s.nodes) })
+	build := func(s compatSet) (chash.Placer, error) { return chash.NewNginxHash(s.nodes) }
+	checkCompatVectors(t, "nginx/hash.tsv", upOnly(build))
+	checkNginxFailover(t, "nginx/hash.tsv", build)
+}
+
+// upOnly skips the vector sets with a server down.
+func upOnly(build func(s compatSet) (chash.Placer, error)) func(s compatSet) (chash.Placer, error) {
+	return func(s compatSet) (chash.Placer, error) {
+		if strings.HasSuffix(s.name, "-down") {
+			return nil, nil
+		}
+		return build(s)
+	}
+}
+
+// checkNginxFailover checks set F-down, whose middle server refused
+// connections: nginx's choice is the first live server of AppendTopK.
+func checkNginxFailover(t *testing.T, file string, build func(s compatSet) (chash.Placer, error)) {
+	v := readCompatVectors(t, file)
+	j := slices.IndexFunc(v.sets, func(s compatSet) bool { return s.name == "F-down" })
+	require.GreaterOrEqual(t, j, 0)
+	s := v.sets[j]
+	p, err := build(s)
+	require.NoError(t, err)
+	dead := s.nodes[2].ID
+	failovers := 0
+	for i, key := range v.keys {
+		top := p.AppendTopKString(nil, key, p.Len())
+		want := top[0]
+		if want.ID == dead {
+			want = top[1]
+			failovers++
+		}
+		require.Equal(t, s.nodes[v.want[i][j]].ID, want.ID, "key %q", key)
+	}
+	require.Greater(t, failovers, len(v.keys)/10)
+	t.Logf("%s F-down: %d keys, %d failed over, 0 mismatches", file, len(v.keys), failovers)
 }
 
 func nginxServers(n int) []chash.Node {

@@ -3,7 +3,8 @@
 // plain "hash $http_x_key". It starts nginx (Debian's package: apt-get
 // install nginx) with one upstream block per set, backends that answer
 // with their own server parameter, and sends one request per key and set.
-// The empty key is left out: nginx sends it by round robin. Run from this
+// The empty key is left out: nginx sends it by round robin. In set F-down
+// the middle server is down, so the column shows nginx's failover choice. Run from this
 // directory:
 //
 //	go run .
@@ -27,6 +28,9 @@ import (
 
 const sockDir = "/tmp/chash-nginx-gen"
 
+// deadServer is a server with no backend: connections to it are refused.
+const deadServer = "127.0.0.1:18099"
+
 func main() {
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
@@ -37,6 +41,9 @@ func main() {
 func run() error {
 	sets := vectors.StandardSets(func(i int) string { return fmt.Sprintf("127.0.0.1:%d", 18080+i) }, true)
 	sets = append(sets, vectors.Set{Name: "X", IDs: []string{"127.0.0.1:18081", "unix:" + sockDir + "/b.sock", "127.0.0.1:18083"}, Weights: []int{1, 2, 1}})
+	// F-down: the middle server refuses connections, so nginx tries the
+	// next server in its failover order.
+	sets = append(sets, vectors.Set{Name: "F-down", IDs: []string{"127.0.0.1:18081", "127.0.0.1:18082", deadServer, "127.0.0.1:18084", "127.0.0.1:18085"}, Weights: []int{1, 1, 1, 1, 1}})
 	if err := os.RemoveAll(sockDir); err != nil {
 		return err
 	}
@@ -99,10 +106,10 @@ func config(sets []vectors.Set) string {
 			for j, id := range s.IDs {
 				fmt.Fprintf(&b, "    server %s weight=%d;\n", id, s.Weights[j])
 			}
-			fmt.Fprintf(&b, "  }\n  server { listen %s; location / { proxy_pass http://u%d_%d; proxy_next_upstream off; } }\n", front(2*i+m), i, m)
+			fmt.Fprintf(&b, "  }\n  server { listen %s; location / { proxy_pass http://u%d_%d; } }\n", front(2*i+m), i, m)
 		}
 		for _, id := range s.IDs {
-			if !backends[id] {
+			if !backends[id] && id != deadServer {
 				backends[id] = true
 				fmt.Fprintf(&b, "  server { listen %s; location / { return 200 \"%s\"; } }\n", id, id)
 			}
