@@ -23,7 +23,8 @@ import (
 // the first.)
 //
 // AppendTopK continues in descending score order: where Caddy sends the key
-// when the upstreams ranked before are down. Lookup is O(n): one xxhash64
+// when the upstreams ranked before are down; it costs k passes over the
+// upstreams. Lookup is O(n): one xxhash64
 // per upstream of its precomputed prefix state and the key, with no
 // allocation. A Caddy is immutable and safe for concurrent use; Nodes are
 // reported in the given order.

@@ -31,7 +31,7 @@ import (
 // go-redis drops shards its heartbeat finds down; GoRedis places over every
 // member, like a Ring whose shards are all up. AppendTopK continues in
 // descending score order, which is where a key goes when the shards
-// ranked before it are down.
+// ranked before it are down; it costs k passes over the shards.
 //
 // Lookup is O(n) for n shards, one hash of the key and one multiply per
 // shard, with no allocation. A GoRedis is immutable and safe for concurrent
