@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -35,4 +36,23 @@ func TestPlanCompat(t *testing.T) {
 	if len(out) == 0 {
 		t.Fatal("no output")
 	}
+}
+
+// chash plan -switch-to: moving 20 servers from gomemcache's mod-N to a
+// ring empties the cache without the fallback and not with it.
+func TestPlanSwitch(t *testing.T) {
+	var rep switchReport
+	runJSON(t, &rep, "plan", "-algo", "gomemcache", "-switch-to", "ring", "-from", "20", "-rate", "200k", "-hit", "0.94", "-origin", "20k")
+	if math.Abs(rep.Moved-0.95) > 0.01 || !rep.AtOnce.Over || rep.Fallback.Over || rep.Fallback.HitRate != 0.94 {
+		t.Fatalf("report %+v", rep)
+	}
+	if want := 0.94 * (1 - rep.Moved); math.Abs(rep.AtOnce.HitRate-want) > 1e-9 {
+		t.Errorf("hit rate at once %v, want %v", rep.AtOnce.HitRate, want)
+	}
+	out, _ := runCode(t, 0, "plan", "-algo", "goredis", "-switch-to", "rendezvous", "-from", "8")
+	if !strings.Contains(out, "switch 8 nodes from goredis to rendezvous") {
+		t.Errorf("output:\n%s", out)
+	}
+	runCode(t, 2, "plan", "-switch-to", "ring")
+	runCode(t, 2, "plan", "-algo", "ring", "-switch-to", "nope")
 }

@@ -32,6 +32,7 @@ examples:
   chash plan
   chash plan -from 20 -to 30 -step 10
   chash plan -from 12 -to 8 -step 1 -rate 50k -hit 0.95 -origin 10k -algo ring
+  chash plan -algo gomemcache -switch-to ring -from 20 -rate 200k -hit 0.94 -origin 20k
 
 flags:
 `
@@ -83,11 +84,15 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&hit, "hit", "steady hit rate (0.94 or 94%)")
 	algoName := fs.String("algo", "ideal", "ideal, mod-N, or an algorithm of this build (ring, ...)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	switchTo := fs.String("switch-to", "", "instead of resizing, switch -from nodes from -algo to this placement")
 	var lib libFlags
 	lib.register(fs)
 	var pos []string
 	if code, stop := parse(fs, args, planHelp, stdout, &pos); stop {
 		return code
+	}
+	if *switchTo != "" {
+		return runPlanSwitch(*algoName, *switchTo, *from, float64(rate), float64(hit), float64(origin), lib, *asJSON, stdout, stderr)
 	}
 	limit := 1_000_000
 	if *algoName != "ideal" && !strings.EqualFold(*algoName, "modn") && *algoName != modNName {
