@@ -27,7 +27,8 @@ import (
 // upstreams. Lookup is O(n): one xxhash64
 // per upstream of its precomputed prefix state and the key, with no
 // allocation. A Caddy is immutable and safe for concurrent use; Nodes are
-// reported in the given order.
+// reported in the given order. The zero Caddy is not usable: build one
+// with NewCaddy.
 type Caddy struct {
 	nodes    []Node
 	prefixes []xxhash.Digest // each upstream's dial address, written

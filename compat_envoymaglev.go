@@ -40,7 +40,7 @@ const EnvoyMaglevTableSize = 65537
 // remaining hosts in ID order. Lookup is one hash and one table read, with
 // no allocation. Memory is 4 bytes per table entry. An EnvoyMaglev is
 // immutable and safe for concurrent use; Nodes are reported in ascending ID
-// order.
+// order. The zero EnvoyMaglev is not usable: build one with NewEnvoyMaglev.
 type EnvoyMaglev struct {
 	nodes []Node
 	table []uint32 // node index per slot

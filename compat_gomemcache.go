@@ -31,7 +31,9 @@ const gomemcacheKeyLimit = 256
 // wrapping (ServerList itself has no failover). Lookup is one CRC-32 and
 // one division, with no allocation. A Gomemcache is immutable and safe for
 // concurrent use; Nodes reports each distinct server once, in order of
-// first appearance, with its number of entries as its weight.
+// first appearance, with its number of entries as its weight. The zero
+// Gomemcache is not usable: build one with NewGomemcache or
+// NewGomemcacheList.
 type Gomemcache struct {
 	nodes []Node   // distinct servers, in order of first appearance
 	slots []uint32 // the list: slots[i] is the node of entry i

@@ -35,7 +35,8 @@ import (
 //
 // Lookup is O(n) for n shards, one hash of the key and one multiply per
 // shard, with no allocation. A GoRedis is immutable and safe for concurrent
-// use; nodes are reported in ascending ID order.
+// use; nodes are reported in ascending ID order. The zero GoRedis is not
+// usable: build one with NewGoRedis.
 type GoRedis struct {
 	nodes  []Node   // ascending by ID
 	hashes []uint64 // xxhash64 of each name

@@ -28,7 +28,8 @@ const GroupcacheReplicas = 50
 // AppendTopK continues clockwise over distinct peers. Lookup is a CRC-32
 // and a binary search over n × replicas points, with no allocation. A
 // Groupcache is immutable and safe for concurrent use; Nodes are reported
-// in the given order.
+// in the given order. The zero Groupcache is not usable: build one with
+// NewGroupcache.
 type Groupcache struct {
 	nodes []Node
 	ring  pointRing

@@ -53,7 +53,9 @@ const (
 // AppendTopK continues clockwise over distinct endpoints, the order in
 // which both systems skip unavailable ones. Lookup is one hash and a binary
 // search over the ring, with no allocation. A RingHash is immutable and
-// safe for concurrent use; Nodes are reported in ring-building order.
+// safe for concurrent use; Nodes are reported in ring-building order. The
+// zero RingHash is not usable: build one with NewGRPCRingHash or
+// NewEnvoyRingHash.
 type RingHash struct {
 	nodes []Node
 	ring  pointRing

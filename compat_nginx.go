@@ -45,7 +45,8 @@ const maxNginxWeight = maxPoints / nginxPointsPerWeight
 // in which nginx tries the next upstream when one fails. Lookup is a CRC-32
 // and a binary search over the points, with no allocation. An
 // NginxConsistent is immutable and safe for concurrent use; Nodes are
-// reported in the given order.
+// reported in the given order. The zero NginxConsistent is not usable:
+// build one with NewNginxConsistent.
 type NginxConsistent struct {
 	nodes []Node
 	ring  pointRing
@@ -154,7 +155,8 @@ const nginxHashTries = 20
 // tried; after 20 skips nginx falls back to round robin, and AppendTopK to
 // the remaining servers in order. Lookup is one CRC-32 and a walk over the
 // servers (O(n)), with no allocation. An NginxHash is immutable and safe
-// for concurrent use; Nodes are reported in the given order.
+// for concurrent use; Nodes are reported in the given order. The zero
+// NginxHash is not usable: build one with NewNginxHash.
 type NginxHash struct {
 	nodes []Node
 	total uint64
