@@ -3,7 +3,6 @@ package chash
 import (
 	"cmp"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"slices"
 	"unsafe"
@@ -11,7 +10,7 @@ import (
 
 // This file holds what the compatibility placers (compat_*.go) share: node
 // checks that keep the caller's order, a sorted ring of points with its
-// search and walk, a score-ordered top-k, and CRC-32 of strings.
+// search and walk, a score-ordered top-k, and a no-copy view of strings.
 
 // compatNodes validates nodes for a compatibility placer named system and
 // returns a copy in the given order with zero weights replaced by 1. If
@@ -135,13 +134,8 @@ func appendByScore(dst []Node, nodes []Node, k int, score func(i int) uint64) []
 	return dst
 }
 
-// crc32String is the IEEE CRC-32 of s, without copying it:
-// crc32.ChecksumIEEE only reads its argument.
-func crc32String(s string) uint32 {
-	return crc32.ChecksumIEEE(unsafe.Slice(unsafe.StringData(s), len(s)))
-}
-
-// stringBytes views s as bytes for a function that only reads them.
+// stringBytes views s as bytes, without copying it, for a function that
+// only reads them (crc32.ChecksumIEEE, the placers' Lookup).
 func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // compareIDs orders nodes by ID, for placers whose system ignores order.
