@@ -18,6 +18,10 @@ type settings struct {
 	alg     chash.Algorithm    // 0 means AlgorithmRing
 	weights map[string]float64 // by address as given; missing means 1
 	opts    []chash.Option
+	// serverList places as memcache.ServerList does (WithServerList).
+	serverList bool
+	// reshuffle lets SetServers reorder a jump placement (WithReshuffle).
+	reshuffle bool
 }
 
 // WithAlgorithm chooses the placement algorithm. The default is

@@ -45,6 +45,7 @@ type membership struct {
 	chash.Placer
 	addrs map[string]net.Addr // node ID (address as given) -> address
 	order []net.Addr          // as given, for Each
+	ids   []string            // as given, for checkOrder
 }
 
 // Errors returned by New and SetServers, wrapped with detail. Test for them
@@ -73,6 +74,9 @@ func New(servers []string, opts ...Option) (*Selector, error) {
 			return nil, err
 		}
 	}
+	if err := s.set.check(); err != nil {
+		return nil, err
+	}
 	if err := s.SetServers(servers...); err != nil {
 		return nil, err
 	}
@@ -84,9 +88,15 @@ func New(servers []string, opts ...Option) (*Selector, error) {
 // while requests run; they switch to the new servers atomically. If it
 // returns an error, nothing changes. Unlike memcache.ServerList, a repeated
 // address is an error (wrapping chash.ErrDuplicateID): give weights with
-// WithWeights instead. It costs the resolution of every address plus the
+// WithWeights instead, or place as ServerList does with WithServerList.
+// With chash.AlgorithmJump it refuses, wrapping ErrReorder, a list that
+// reorders the servers or drops one other than from the end, unless
+// WithReshuffle was given; see DryRun for what a change would move. It costs the resolution of every address plus the
 // placer's construction (for the ring, O(P log P) for P points).
 func (s *Selector) SetServers(servers ...string) error {
+	if err := s.checkOrder(servers); err != nil {
+		return err
+	}
 	m, err := s.build(servers)
 	if err != nil {
 		return err
@@ -111,13 +121,10 @@ func (s *Selector) build(servers []string) (*membership, error) {
 		}
 		m.order[i] = a
 		m.addrs[srv] = a
+		m.ids = append(m.ids, srv)
 		nodes[i] = chash.Node{ID: srv, Weight: s.set.weights[srv]}
 	}
-	alg := s.set.alg
-	if alg == 0 {
-		alg = chash.AlgorithmRing
-	}
-	p, err := chash.New(alg, nodes, s.set.opts...)
+	p, err := s.newPlacer(servers, nodes)
 	if err != nil {
 		return nil, fmt.Errorf("gomemcache: %w", err)
 	}

@@ -78,7 +78,9 @@ func New(a chash.Algorithm, shards []string, opts ...chash.Option) Hash {
 // chash.ErrInvalidOption if they are wrong. A shard list the algorithm
 // cannot take (empty, or larger than a Maglev table) yields a Hash that
 // places no key, so the Ring reports its shards down rather than panic;
-// see [Hash.Err].
+// see [Hash.Err]. [Config.NewConsistentHash] checks the options against the
+// real fleet instead, accepts weights, and its zero value places exactly as
+// go-redis's default does.
 //
 // The Ring calls the function, under its lock, each time its set of live
 // shards changes; each call builds a placer (for the ring, O(P log P) time

@@ -56,6 +56,7 @@ examples:
   chash diff old.txt new.txt
   chash diff -old a,b,c -new a,b,c,d
   chash diff -algo ring -vnodes 1000 -old a,b=2 -new a,b=2,c -json
+  chash diff -algo gomemcache -new-algo ring servers.txt servers.txt
 
 flags:
 `, commas(chash.SampleKeys))
@@ -95,16 +96,17 @@ type diffReport struct {
 
 // diffFlags are diff's command line.
 type diffFlags struct {
-	algo, old, new string
-	top            int
-	json           bool
-	lib            libFlags
+	algo, newAlgo, old, new string
+	top                     int
+	json                    bool
+	lib                     libFlags
 }
 
 func newDiffFlags(stderr io.Writer) (*flag.FlagSet, *diffFlags) {
 	fs := newFlags("diff", stderr)
 	f := &diffFlags{}
-	fs.StringVar(&f.algo, "algo", "ring", "mod-N, or an algorithm of the library (ring, ...)")
+	fs.StringVar(&f.algo, "algo", "ring", "mod-N, an algorithm of the library (ring, ...) or a system's placement (gomemcache, goredis, nginx-consistent, ...)")
+	fs.StringVar(&f.newAlgo, "new-algo", "", "place NEW with this algorithm instead of -algo: the cost of switching placement")
 	fs.StringVar(&f.old, "old", "", "old membership as a list, instead of a file")
 	fs.StringVar(&f.new, "new", "", "new membership as a list, instead of a file")
 	fs.IntVar(&f.top, "top", 20, "flows to show, 0 or more (0: all; -json shows all)")
@@ -138,7 +140,13 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "diff", "old membership: %v", err)
 	}
-	pb, err := a.build(new)
+	b := a
+	if f.newAlgo != "" {
+		if b, err = findAlgo(f.newAlgo, opts); err != nil {
+			return usageError(stderr, "diff", "-new-algo: %v", err)
+		}
+	}
+	pb, err := b.build(new)
 	if err != nil {
 		return usageError(stderr, "diff", "new membership: %v", err)
 	}
@@ -150,7 +158,11 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "chash diff: %v\n", err)
 		return exitFail
 	}
-	rep := newDiffReport(a.name, pa, pb, m)
+	name := a.name
+	if b.name != a.name {
+		name = a.name + " -> " + b.name
+	}
+	rep := newDiffReport(name, pa, pb, m)
 	if f.json {
 		return writeJSON(stdout, rep)
 	}

@@ -35,9 +35,10 @@ func algorithms(opts []chash.Option) []algo {
 	return out
 }
 
-// findAlgo returns the algorithm named name ("mod-N" or "modn" for mod-N).
+// findAlgo returns the algorithm named name ("mod-N" or "modn" for mod-N),
+// or a compatibility placement (compatAlgos).
 func findAlgo(name string, opts []chash.Option) (algo, error) {
-	all := algorithms(opts)
+	all := append(algorithms(opts), compatAlgos()...)
 	var names []string
 	for _, a := range all {
 		if strings.EqualFold(a.name, name) || a.name == modNName && strings.EqualFold(name, "modn") {

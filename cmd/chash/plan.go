@@ -42,6 +42,7 @@ examples:
   chash plan
   chash plan -from 20 -to 30 -step 10
   chash plan -from 12 -to 8 -step 1 -rate 50k -hit 0.95 -origin 10k -algo ring
+  chash plan -algo gomemcache -switch-to ring -from 20 -rate 200k -hit 0.94 -origin 20k
 
 flags:
 `
@@ -89,7 +90,7 @@ type planFlags struct {
 	from, to, step int
 	rate, origin   quantity
 	hit            fraction
-	algo           string
+	algo, switchTo string
 	json           bool
 	lib            libFlags
 }
@@ -105,6 +106,7 @@ func newPlanFlags(stderr io.Writer) (*flag.FlagSet, *planFlags) {
 	fs.Var(&f.origin, "origin", "requests per second the origin can serve, 1 to 1000G")
 	fs.Var(&f.hit, "hit", "steady hit rate, 0 to 1 (0.94 or 94%)")
 	fs.StringVar(&f.algo, "algo", "ideal", "ideal, mod-N, or an algorithm of the library (ring, ...)")
+	fs.StringVar(&f.switchTo, "switch-to", "", "instead of resizing, switch -from nodes from -algo to this placement")
 	fs.BoolVar(&f.json, "json", false, "print JSON")
 	f.lib.register(fs)
 	return fs, f
@@ -166,6 +168,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(pos) > 0 {
 		return usageError(stderr, "plan", "unexpected argument %q", pos[0])
+	}
+	if f.switchTo != "" {
+		return runPlanSwitch(f.algo, f.switchTo, f.from, float64(f.rate), float64(f.hit), float64(f.origin), f.lib, f.json, stdout, stderr)
 	}
 	if err := f.check(); err != nil {
 		return usageError(stderr, "plan", "%v", err)

@@ -1,0 +1,107 @@
+package gomemcache
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/keyplace/chash"
+)
+
+// ErrReorder reports a SetServers that would renumber a jump placement:
+// servers reordered, or removed other than from the end of the list. Jump
+// numbers servers by their position, so such a change moves most keys (a
+// new order moves all of them, removing the middle one of five about 55%).
+// A removal from the middle also wraps chash.ErrNotLast. WithReshuffle
+// allows the change.
+var ErrReorder = errors.New("gomemcache: jump placement would be renumbered")
+
+// WithServerList makes the Selector place every key exactly where
+// memcache.ServerList places it for the same server list: CRC-32 of the
+// key modulo the list's length, in list order, a server listed twice
+// taking two entries (chash.NewGomemcacheList). Switching a client from
+// ServerList to this Selector therefore moves no key and keeps the cache
+// warm; it is the first step of a move to a consistent placement (see
+// [Selector.DryRun] and [Migration]).
+//
+// Like ServerList, it is not consistent: any change of the list moves most
+// keys. It cannot be combined with WithAlgorithm, WithWeights or
+// WithPlacerOptions (New fails with chash.ErrInvalidOption).
+func WithServerList() Option {
+	return func(s *settings) error {
+		s.serverList = true
+		return nil
+	}
+}
+
+// WithReshuffle lets SetServers renumber a jump placement (see
+// ErrReorder), accepting that most keys move. Other algorithms ignore it.
+func WithReshuffle() Option {
+	return func(s *settings) error {
+		s.reshuffle = true
+		return nil
+	}
+}
+
+// check rejects option combinations that contradict each other.
+func (set *settings) check() error {
+	if set.serverList && (set.alg != 0 || set.weights != nil || len(set.opts) > 0) {
+		return fmt.Errorf("gomemcache: %w: WithServerList places as memcache.ServerList does and takes no algorithm, weights or placer options", chash.ErrInvalidOption)
+	}
+	return nil
+}
+
+// newPlacer builds the placer of one server list; nodes carry the
+// configured weights and are distinct unless the list repeats a server.
+func (s *Selector) newPlacer(servers []string, nodes []chash.Node) (chash.Placer, error) {
+	if s.set.serverList {
+		return chash.NewGomemcacheList(servers...)
+	}
+	alg := s.set.alg
+	if alg == 0 {
+		alg = chash.AlgorithmRing
+	}
+	return chash.New(alg, nodes, s.set.opts...)
+}
+
+// checkOrder refuses a SetServers that would renumber a jump placement:
+// the new list must extend the current one or drop servers from its end.
+func (s *Selector) checkOrder(servers []string) error {
+	m := s.current()
+	if s.set.alg != chash.AlgorithmJump || s.set.reshuffle || m == nil {
+		return nil
+	}
+	old := m.ids
+	n := min(len(old), len(servers))
+	if slices.Equal(old[:n], servers[:n]) {
+		return nil
+	}
+	for _, id := range old {
+		if !slices.Contains(servers, id) {
+			return fmt.Errorf("%w: %w: %q is not last (pass WithReshuffle to accept moving most keys)", ErrReorder, chash.ErrNotLast, id)
+		}
+	}
+	return fmt.Errorf("%w: servers given in a new order (pass WithReshuffle to accept moving every key)", ErrReorder)
+}
+
+// DryRun reports what SetServers(servers...) would do to the keys, without
+// changing anything: the fraction that would change server and the flows
+// between servers (chash.Diff of the current placement and the new one).
+// It fails as SetServers would, except that it also measures a change that
+// SetServers refuses with ErrReorder. Without servers set, every key
+// "moves" from nowhere: DryRun fails wrapping ErrNoServers.
+func (s *Selector) DryRun(servers ...string) (chash.Movement, error) {
+	m := s.current()
+	if m == nil {
+		return chash.Movement{}, ErrNoServers
+	}
+	next, err := s.build(servers)
+	if err != nil {
+		return chash.Movement{}, err
+	}
+	mv, err := chash.Diff(m.Placer, next.Placer)
+	if err != nil {
+		return chash.Movement{}, fmt.Errorf("gomemcache: %w", err)
+	}
+	return mv, nil
+}

@@ -1,0 +1,138 @@
+package goredis
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/keyplace/chash"
+	"github.com/redis/go-redis/v9"
+)
+
+// Config describes how a go-redis Ring places keys on its shards. Its zero
+// value places exactly as go-redis does by default, so that switching a
+// Ring to it moves no key: make that the first step, then measure a better
+// placement with DryRun before switching to it.
+type Config struct {
+	// Algorithm is the chash algorithm. The zero value means go-redis's own
+	// default placement (chash.NewGoRedis: rendezvous over xxhash with
+	// go-rendezvous's mix), which takes no weights or options.
+	Algorithm chash.Algorithm
+	// Weights gives shards relative capacities by shard name; shards not in
+	// the map weigh 1. go-redis itself has no weights.
+	Weights map[string]float64
+	// Options are passed to the chash constructor.
+	Options []chash.Option
+	// Reshuffle accepts chash.AlgorithmJump. go-redis hands the Hash its
+	// live shards in map order, so the adapter numbers jump's buckets by
+	// shard name; adding or removing a shard other than the last by name,
+	// and any shard going down, then renumbers buckets and moves most keys.
+	// Without Reshuffle, jump is refused with chash.ErrInvalidOption.
+	Reshuffle bool
+}
+
+// ErrNoShards reports a Ring configured with no shards.
+var ErrNoShards = errors.New("goredis: no shards")
+
+// Placer returns the placement of the named shards under c, in the order
+// the Hash uses. It fails as the chash constructor does, or with
+// chash.ErrInvalidOption for a combination c cannot honour.
+func (c Config) Placer(shards []string) (chash.Placer, error) {
+	if c.Algorithm == 0 {
+		if c.Weights != nil || len(c.Options) > 0 {
+			return nil, fmt.Errorf("goredis: %w: go-redis's default placement takes no weights or options; set Algorithm", chash.ErrInvalidOption)
+		}
+		nodes := make([]chash.Node, len(shards))
+		for i, s := range shards {
+			nodes[i] = chash.Node{ID: s}
+		}
+		p, err := chash.NewGoRedis(nodes)
+		if err != nil {
+			return nil, fmt.Errorf("goredis: %w", err)
+		}
+		return p, nil
+	}
+	if c.Algorithm == chash.AlgorithmJump {
+		if !c.Reshuffle {
+			return nil, fmt.Errorf("goredis: %w: jump numbers shards by position, and go-redis gives no stable order; set Reshuffle to number them by name", chash.ErrInvalidOption)
+		}
+		shards = slices.Clone(shards)
+		slices.Sort(shards)
+	}
+	nodes := make([]chash.Node, len(shards))
+	for i, s := range shards {
+		nodes[i] = chash.Node{ID: s, Weight: c.Weights[s]}
+	}
+	p, err := chash.New(c.Algorithm, nodes, c.Options...)
+	if err != nil {
+		return nil, fmt.Errorf("goredis: %w", err)
+	}
+	return p, nil
+}
+
+// NewConsistentHash returns the function for RingOptions.NewConsistentHash,
+// after building the placement of the whole fleet, addrs (the Ring's
+// RingOptions.Addrs, name to address), so that a configuration that cannot
+// place it fails here and not as "redis: all ring shards are down": for
+// example a Maglev table smaller than the fleet wraps chash.ErrInvalidOption.
+// The Ring calls the function with its live shards, a subset of addrs;
+// shards added later with SetAddrs are checked only then (see DryRun).
+func (c Config) NewConsistentHash(addrs map[string]string) (func(shards []string) redis.ConsistentHash, error) {
+	if len(addrs) == 0 {
+		return nil, ErrNoShards
+	}
+	if _, err := c.Placer(names(addrs)); err != nil {
+		return nil, err
+	}
+	return func(shards []string) redis.ConsistentHash {
+		p, err := c.Placer(shards)
+		if err != nil {
+			return Hash{err: err}
+		}
+		return Hash{p: p}
+	}, nil
+}
+
+// Apply validates c against opt.Addrs and sets opt.NewConsistentHash.
+func (c Config) Apply(opt *redis.RingOptions) error {
+	f, err := c.NewConsistentHash(opt.Addrs)
+	if err != nil {
+		return err
+	}
+	opt.NewConsistentHash = f
+	return nil
+}
+
+// DryRun reports what Ring.SetAddrs(next) would do to the keys of a Ring
+// placed by c over current, with every shard up: the fraction that would
+// change shard, and the flows between shards (chash.Diff). It fails if
+// either map is empty or c cannot place either fleet. To measure a change
+// of placement instead, Diff the Placer of two Configs over one fleet.
+func (c Config) DryRun(current, next map[string]string) (chash.Movement, error) {
+	if len(current) == 0 || len(next) == 0 {
+		return chash.Movement{}, ErrNoShards
+	}
+	a, err := c.Placer(names(current))
+	if err != nil {
+		return chash.Movement{}, err
+	}
+	b, err := c.Placer(names(next))
+	if err != nil {
+		return chash.Movement{}, err
+	}
+	m, err := chash.Diff(a, b)
+	if err != nil {
+		return chash.Movement{}, fmt.Errorf("goredis: %w", err)
+	}
+	return m, nil
+}
+
+// names returns the shard names of addrs in ascending order.
+func names(addrs map[string]string) []string {
+	out := make([]string, 0, len(addrs))
+	for name := range addrs {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}

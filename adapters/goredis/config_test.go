@@ -1,0 +1,103 @@
+package goredis_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/adapters/goredis"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func fleet(n int) map[string]string {
+	out := map[string]string{}
+	for i := 1; i <= n; i++ {
+		out[fmt.Sprintf("shard%d", i)] = fmt.Sprintf("127.0.0.1:%d", 7000+i)
+	}
+	return out
+}
+
+// The zero Config routes every key, hash tags included, to the shard
+// go-redis's own default routes it to.
+func TestConfigZeroMove(t *testing.T) {
+	addrs := fleet(8)
+	plain := redis.NewRing(&redis.RingOptions{Addrs: addrs, HeartbeatFrequency: time.Hour})
+	defer plain.Close()
+	opt := &redis.RingOptions{Addrs: addrs, HeartbeatFrequency: time.Hour}
+	require.NoError(t, goredis.Config{}.Apply(opt))
+	ours := redis.NewRing(opt)
+	defer ours.Close()
+	for i := 0; i < 20000; i++ {
+		key := fmt.Sprintf("key-%d", i)
+		if i%10 == 0 {
+			key = fmt.Sprintf("{user%d}:cart", i)
+		}
+		want, err := plain.GetShardClientForKey(key)
+		require.NoError(t, err)
+		got, err := ours.GetShardClientForKey(key)
+		require.NoError(t, err)
+		require.Equal(t, want.Options().Addr, got.Options().Addr, key)
+	}
+}
+
+func TestConfigWeights(t *testing.T) {
+	addrs := fleet(4)
+	c := goredis.Config{Algorithm: chash.AlgorithmRendezvous, Weights: map[string]float64{"shard1": 3}}
+	p, err := c.Placer([]string{"shard1", "shard2", "shard3", "shard4"})
+	require.NoError(t, err)
+	own, err := chash.Shares(p)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.5, own.Shares[0].Fraction, 0.01, "%+v", own)
+	_, err = c.NewConsistentHash(addrs)
+	require.NoError(t, err)
+	_, err = goredis.Config{Weights: map[string]float64{"shard1": 3}}.NewConsistentHash(addrs)
+	assert.ErrorIs(t, err, chash.ErrInvalidOption, "go-redis's default has no weights")
+}
+
+// A Maglev table too small for the fleet is a configuration error, not
+// "all ring shards are down".
+func TestConfigValidatesFleet(t *testing.T) {
+	c := goredis.Config{Algorithm: chash.AlgorithmMaglev, Options: []chash.Option{chash.WithTableSize(7)}}
+	_, err := c.NewConsistentHash(fleet(3))
+	require.NoError(t, err)
+	_, err = c.NewConsistentHash(fleet(10))
+	assert.ErrorIs(t, err, chash.ErrInvalidOption)
+	_, err = goredis.Config{}.NewConsistentHash(nil)
+	assert.ErrorIs(t, err, goredis.ErrNoShards)
+}
+
+func TestConfigJump(t *testing.T) {
+	_, err := goredis.Config{Algorithm: chash.AlgorithmJump}.NewConsistentHash(fleet(3))
+	assert.ErrorIs(t, err, chash.ErrInvalidOption)
+	c := goredis.Config{Algorithm: chash.AlgorithmJump, Reshuffle: true}
+	f, err := c.NewConsistentHash(fleet(3))
+	require.NoError(t, err)
+	// Numbered by name, whatever order go-redis passes the shards in.
+	a, b := f([]string{"shard1", "shard2", "shard3"}), f([]string{"shard3", "shard1", "shard2"})
+	for i := 0; i < 1000; i++ {
+		require.Equal(t, a.Get(fmt.Sprint(i)), b.Get(fmt.Sprint(i)))
+	}
+}
+
+func TestConfigDryRun(t *testing.T) {
+	m, err := goredis.Config{}.DryRun(fleet(3), fleet(4))
+	require.NoError(t, err)
+	assert.InDelta(t, 0.25, m.Moved, 0.01, "go-redis default from 3 to 4 shards")
+	ring := goredis.Config{Algorithm: chash.AlgorithmRing}
+	m, err = ring.DryRun(fleet(3), fleet(4))
+	require.NoError(t, err)
+	assert.InDelta(t, 0.25, m.Moved, 0.05)
+	// Leaving go-redis's default for chash's ring over the same shards.
+	old, err := goredis.Config{}.Placer([]string{"shard1", "shard2", "shard3", "shard4"})
+	require.NoError(t, err)
+	next, err := ring.Placer([]string{"shard1", "shard2", "shard3", "shard4"})
+	require.NoError(t, err)
+	m, err = chash.Diff(old, next)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.75, m.Moved, 0.02)
+	_, err = ring.DryRun(nil, fleet(2))
+	assert.ErrorIs(t, err, goredis.ErrNoShards)
+}

@@ -1,0 +1,23 @@
+package main
+
+import "github.com/keyplace/chash"
+
+// compatAlgos are the placements of other systems that diff and plan
+// accept by name, so that the cost of leaving one can be measured: node IDs
+// are spelled as each system hashes them (see the chash constructors).
+func compatAlgos() []algo {
+	wrap := func(name string, build func([]chash.Node) (chash.Placer, error)) algo {
+		return algo{name, build}
+	}
+	return []algo{
+		wrap("gomemcache", func(n []chash.Node) (chash.Placer, error) { return chash.NewGomemcache(n) }),
+		wrap("goredis", func(n []chash.Node) (chash.Placer, error) { return chash.NewGoRedis(n) }),
+		wrap("groupcache", func(n []chash.Node) (chash.Placer, error) { return chash.NewGroupcache(n, 0) }),
+		wrap("nginx-consistent", func(n []chash.Node) (chash.Placer, error) { return chash.NewNginxConsistent(n) }),
+		wrap("nginx-hash", func(n []chash.Node) (chash.Placer, error) { return chash.NewNginxHash(n) }),
+		wrap("grpc-ring-hash", func(n []chash.Node) (chash.Placer, error) { return chash.NewGRPCRingHash(n, 0, 0) }),
+		wrap("envoy-ring-hash", func(n []chash.Node) (chash.Placer, error) { return chash.NewEnvoyRingHash(n, 0, 0) }),
+		wrap("envoy-maglev", func(n []chash.Node) (chash.Placer, error) { return chash.NewEnvoyMaglev(n, 0) }),
+		wrap("caddy", func(n []chash.Node) (chash.Placer, error) { return chash.NewCaddy(n) }),
+	}
+}

@@ -1,0 +1,97 @@
+package chash
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNilPlacer reports a nil Placer given where one is required.
+var ErrNilPlacer = errors.New("chash: nil placer")
+
+// Migration serves two placements while a fleet moves from one to the
+// other, typically from a compatibility placer (the placement the fleet's
+// caches are warm under) to a consistent one. The new placement owns every
+// key; the old one says where the key lived before, so that a cache client
+// can read through to the old owner when the new one misses, and optionally
+// write the value back to the new owner (back-fill). Once the new owners
+// are warm, or the old entries have expired, the client drops the
+// Migration and uses the new placer alone.
+//
+// A Migration is a Placer that places as the new placement does (so it can
+// sit in a Holder, and Diff and Shares describe the target), plus Route,
+// which also names the fallback. Route does not allocate when neither
+// placer's Lookup does. A Migration is immutable and safe for concurrent
+// use; its zero value is not usable (build one with NewMigration).
+type Migration struct {
+	from, to Placer
+}
+
+var _ Placer = (*Migration)(nil)
+
+// Route is where a key lives during a migration.
+type Route struct {
+	// Owner is the key's node in the new placement: read it first, and
+	// write it.
+	Owner Node
+	// Fallback is the key's node in the old placement: where to read on a
+	// miss, when Moved is set. It equals Owner when the key did not move.
+	Fallback Node
+	// Moved is set when the two placements disagree on the key.
+	Moved bool
+}
+
+// NewMigration returns a migration from placement from to placement to.
+// It fails, wrapping ErrNilPlacer, if either is nil.
+func NewMigration(from, to Placer) (*Migration, error) {
+	if isNil(from) || isNil(to) {
+		return nil, fmt.Errorf("%w: NewMigration(%v, %v)", ErrNilPlacer, from, to)
+	}
+	return &Migration{from: from, to: to}, nil
+}
+
+// Route returns key's owner in the new placement and its fallback in the
+// old one: two lookups.
+func (m *Migration) Route(key []byte) Route {
+	r := Route{Owner: m.to.Lookup(key), Fallback: m.from.Lookup(key)}
+	r.Moved = r.Owner.ID != r.Fallback.ID
+	return r
+}
+
+// RouteString is Route for a string key, without copying it.
+func (m *Migration) RouteString(key string) Route {
+	r := Route{Owner: m.to.LookupString(key), Fallback: m.from.LookupString(key)}
+	r.Moved = r.Owner.ID != r.Fallback.ID
+	return r
+}
+
+// From returns the old placement.
+func (m *Migration) From() Placer { return m.from }
+
+// To returns the new placement.
+func (m *Migration) To() Placer { return m.to }
+
+// Movement returns the share of keys whose owner changes (their reads
+// depend on the fallback until the new owner is filled): Diff(from, to).
+func (m *Migration) Movement() (Movement, error) { return Diff(m.from, m.to) }
+
+// Lookup returns key's owner in the new placement.
+func (m *Migration) Lookup(key []byte) Node { return m.to.Lookup(key) }
+
+// LookupString is Lookup for a string key, without copying it.
+func (m *Migration) LookupString(key string) Node { return m.to.LookupString(key) }
+
+// AppendTopK is the new placement's AppendTopK.
+func (m *Migration) AppendTopK(dst []Node, key []byte, k int) []Node {
+	return m.to.AppendTopK(dst, key, k)
+}
+
+// AppendTopKString is AppendTopK for a string key, without copying it.
+func (m *Migration) AppendTopKString(dst []Node, key string, k int) []Node {
+	return m.to.AppendTopKString(dst, key, k)
+}
+
+// Nodes returns the new placement's nodes.
+func (m *Migration) Nodes() []Node { return m.to.Nodes() }
+
+// Len returns the new placement's number of nodes.
+func (m *Migration) Len() int { return m.to.Len() }

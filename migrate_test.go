@@ -1,0 +1,97 @@
+package chash_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/keyplace/chash"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMigrationRoute(t *testing.T) {
+	servers := compatNodes(5, func(i int) string { return fmt.Sprintf("10.0.0.%d:11211", i) })
+	from, err := chash.NewGomemcache(servers)
+	require.NoError(t, err)
+	to, err := chash.NewRing(servers)
+	require.NoError(t, err)
+	m, err := chash.NewMigration(from, to)
+	require.NoError(t, err)
+	moved := 0
+	const keys = 50000
+	for i := 0; i < keys; i++ {
+		key := fmt.Sprintf("k%d", i)
+		r := m.RouteString(key)
+		require.Equal(t, r, m.Route([]byte(key)))
+		require.Equal(t, to.LookupString(key), r.Owner)
+		require.Equal(t, from.LookupString(key), r.Fallback)
+		require.Equal(t, r.Owner.ID != r.Fallback.ID, r.Moved)
+		require.Equal(t, r.Owner, m.LookupString(key))
+		if r.Moved {
+			moved++
+		}
+	}
+	mv, err := m.Movement()
+	require.NoError(t, err)
+	assert.InDelta(t, mv.Moved, float64(moved)/keys, 0.01)
+	assert.InDelta(t, 0.8, mv.Moved, 0.02, "CRC-32 mod 5 to a ring agree on 1/5 of keys")
+	checkCompat(t, m)
+	assert.Same(t, from, m.From())
+	assert.Same(t, to, m.To())
+	if testing.CoverMode() == "" {
+		key := []byte("user:1")
+		assert.Zero(t, testing.AllocsPerRun(100, func() { m.Route(key); m.RouteString("user:1") }))
+	}
+}
+
+func TestMigrationNil(t *testing.T) {
+	r, err := chash.NewRing([]chash.Node{{ID: "a"}})
+	require.NoError(t, err)
+	var typedNil *chash.Ring
+	for _, c := range [][2]chash.Placer{{nil, r}, {r, nil}, {typedNil, r}, {r, typedNil}} {
+		_, err := chash.NewMigration(c[0], c[1])
+		assert.ErrorIs(t, err, chash.ErrNilPlacer)
+	}
+}
+
+func BenchmarkMigrationRoute(b *testing.B) {
+	servers := compatNodes(8, func(i int) string { return fmt.Sprintf("10.0.0.%d:11211", i) })
+	from, err := chash.NewGomemcache(servers)
+	require.NoError(b, err)
+	to, err := chash.NewRing(servers)
+	require.NoError(b, err)
+	m, err := chash.NewMigration(from, to)
+	require.NoError(b, err)
+	_, ss := benchKeys(13)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		r := m.RouteString(ss[i&(len(ss)-1)])
+		sinkNode = r.Owner
+	}
+}
+
+// During a rollout from gomemcache's ServerList to a ring, read the new
+// owner first and fall back to the old one.
+func ExampleNewMigration() {
+	servers := []chash.Node{{ID: "10.0.0.1:11211"}, {ID: "10.0.0.2:11211"}, {ID: "10.0.0.3:11211"}}
+	from, err := chash.NewGomemcache(servers)
+	if err != nil {
+		panic(err)
+	}
+	to, err := chash.NewRing(servers)
+	if err != nil {
+		panic(err)
+	}
+	m, err := chash.NewMigration(from, to)
+	if err != nil {
+		panic(err)
+	}
+	for _, key := range []string{"user:1", "user:2", "user:3"} {
+		r := m.RouteString(key)
+		fmt.Println(key, r.Owner.ID, r.Fallback.ID, r.Moved)
+	}
+	// Output:
+	// user:1 10.0.0.2:11211 10.0.0.1:11211 true
+	// user:2 10.0.0.3:11211 10.0.0.2:11211 true
+	// user:3 10.0.0.3:11211 10.0.0.1:11211 true
+}
