@@ -92,19 +92,28 @@ func (r *pointRing) search(h uint64) int {
 }
 
 // appendWalk appends up to k distinct nodes met walking clockwise from
-// point i: the ring's failover order.
+// point i: the ring's failover order. Nodes that own no point (weights too
+// small for the ring's size) follow in list order, so that k >= Len
+// appends every node.
 func (r *pointRing) appendWalk(dst []Node, nodes []Node, i, k int) []Node {
 	k = clampK(k, len(nodes))
 	start := len(dst)
+	seen := newPicked(len(nodes), k)
 	for step := 0; step < len(r.pos) && len(dst)-start < k; step++ {
-		n := nodes[r.owner[i]]
-		if absent(dst[start:], n.ID) {
-			dst = append(dst, n)
+		j := int(r.owner[i])
+		if seen.take(j, nodes[j].ID, dst[start:]) {
+			dst = append(dst, nodes[j])
 		}
 		if i++; i == len(r.pos) {
 			i = 0
 		}
 	}
+	for j := 0; j < len(nodes) && len(dst)-start < k; j++ {
+		if seen.take(j, nodes[j].ID, dst[start:]) {
+			dst = append(dst, nodes[j])
+		}
+	}
+	seen.release()
 	return dst
 }
 

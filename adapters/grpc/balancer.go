@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/keyplace/chash"
@@ -159,7 +160,7 @@ func (b *chashBalancer) updateLocked() {
 		b.nodes = nodes
 		b.placer, b.err = b.cfg.placer(nodes)
 		for id := range b.seen {
-			if _, found := slices.BinarySearchFunc(nodes, id, func(n chash.Node, id string) int { return cmpString(n.ID, id) }); !found {
+			if _, found := slices.BinarySearchFunc(nodes, id, func(n chash.Node, id string) int { return strings.Compare(n.ID, id) }); !found {
 				delete(b.seen, id)
 			}
 		}
@@ -179,7 +180,7 @@ func membership(children []endpointsharding.ChildState) []chash.Node {
 	for i, c := range children {
 		nodes[i] = chash.Node{ID: identity(c.Endpoint), Weight: float64(max(weight.FromEndpoint(c.Endpoint).Weight, 1))}
 	}
-	slices.SortFunc(nodes, func(a, b chash.Node) int { return cmpString(a.ID, b.ID) })
+	slices.SortFunc(nodes, func(a, b chash.Node) int { return strings.Compare(a.ID, b.ID) })
 	return nodes
 }
 

@@ -93,7 +93,9 @@ func (c *Config) placer(nodes []chash.Node) (chash.Placer, error) {
 		if hi == 0 {
 			hi = defaultMaxRingSize
 		}
-		r, err := newGRPCRing(nodes, lo, hi)
+		// grpc-go caps both sizes (GRPC_RING_HASH_CAP, default 4096) before
+		// it builds the ring; the core's placer takes them after the cap.
+		r, err := chash.NewGRPCRingHash(nodes, int(min(lo, ringSizeCap)), int(min(hi, ringSizeCap)))
 		if err != nil {
 			return nil, err
 		}

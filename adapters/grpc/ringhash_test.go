@@ -10,25 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The entry counts grpc-go's ring_hash gives weights {a:3, b:3, c:4} on a
-// ring of minimum size 10 (the example in its ring.go): 3, 3 and 4.
-func TestGRPCRingEntries(t *testing.T) {
-	r, err := newGRPCRing([]chash.Node{{ID: "c", Weight: 4}, {ID: "a", Weight: 3}, {ID: "b", Weight: 3}}, 10, 100)
-	require.NoError(t, err)
-	count := map[string]int{}
-	for _, o := range r.owner {
-		count[r.nodes[o].ID]++
-	}
-	assert.Equal(t, map[string]int{"a": 3, "b": 3, "c": 4}, count)
-	for i := 1; i < len(r.hashes); i++ {
-		require.LessOrEqual(t, r.hashes[i-1], r.hashes[i])
-	}
-}
-
 // Every key's top-k lists distinct nodes, starts with Lookup's, and
 // reaches every node, even one light enough to own no entry.
 func TestGRPCRingTopK(t *testing.T) {
-	r, err := newGRPCRing([]chash.Node{{ID: "heavy", Weight: 1 << 20}, {ID: "a"}, {ID: "b", Weight: 2}}, 1024, 4096)
+	r, err := (&Config{Algorithm: RingHash, MinRingSize: 1024, MaxRingSize: 4096}).placer([]chash.Node{{ID: "heavy", Weight: 1 << 20}, {ID: "a"}, {ID: "b", Weight: 2}})
 	require.NoError(t, err)
 	for i := range 2000 {
 		k := fmt.Sprint(i)
@@ -52,7 +37,7 @@ func TestGRPCRingRejects(t *testing.T) {
 		{[]chash.Node{{ID: "a", Weight: 1.5}}, 10, 10, chash.ErrInvalidWeight},
 		{[]chash.Node{{ID: "a"}}, 20, 10, chash.ErrInvalidOption},
 	} {
-		_, err := newGRPCRing(tc.nodes, tc.min, tc.max)
+		_, err := (&Config{Algorithm: RingHash, MinRingSize: tc.min, MaxRingSize: tc.max}).placer(tc.nodes)
 		assert.True(t, errors.Is(err, tc.want), "%v: %v", tc.nodes, err)
 	}
 }
