@@ -84,10 +84,12 @@ func refMaglev(nodes []chash.Node, m int) []int {
 			}
 		}
 		pass[i] += stride[i]
-		for table[(offset[i]+next[i]*skip[i])%m] >= 0 {
+		// Entry j of node i's list, in 64 bits: j·skip exceeds an int32.
+		entry := func() int { return int((uint64(offset[i]) + uint64(next[i])*uint64(skip[i])) % uint64(m)) }
+		for table[entry()] >= 0 {
 			next[i]++
 		}
-		table[(offset[i]+next[i]*skip[i])%m] = i
+		table[entry()] = i
 		next[i]++
 	}
 	return table
