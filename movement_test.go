@@ -3,8 +3,6 @@ package chash_test
 import (
 	"errors"
 	"fmt"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"math"
 	"strconv"
 	"strings"
@@ -12,6 +10,8 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // opaque hides a placer's structure, so Diff and Shares must sample it.

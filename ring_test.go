@@ -3,13 +3,12 @@ package chash_test
 import (
 	"math"
 	"slices"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"testing"
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRingConformance(t *testing.T) {
