@@ -278,13 +278,16 @@ func TestJumpTopK(t *testing.T) {
 		t.Fatal(err)
 	}
 	count := map[string]int{}
+	// byRank[r] counts, per node, the keys for which it is choice r+1.
+	byRank := [3]map[string]int{{}, {}, {}}
 	a := make([]chash.Node, 0, 3)
 	b := make([]chash.Node, 0, 3)
 	keys := conformance.Keys(conformance.NumKeys)
 	for _, k := range keys {
 		a = j.AppendTopKString(a[:0], k, 3)
-		for _, nd := range a {
+		for r, nd := range a {
 			count[nd.ID]++
+			byRank[r][nd.ID]++
 		}
 		b = grown.AppendTopKString(b[:0], k, 3)
 		for i := range a {
@@ -296,11 +299,21 @@ func TestJumpTopK(t *testing.T) {
 			}
 		}
 	}
-	for id, c := range count {
-		share := float64(c) / float64(len(keys))
+	// Every node, not only those that appear: a node absent from every
+	// top 3 must fail here too.
+	for _, nd := range j.Nodes() {
+		share := float64(count[nd.ID]) / float64(len(keys))
 		if math.Abs(share*n/3-1) > 0.03 {
-			t.Errorf("%s is in the top 3 of %.4f of keys, want %.4f", id, share, 3.0/n)
+			t.Errorf("%s is in the top 3 of %.4f of keys, want %.4f", nd.ID, share, 3.0/n)
 		}
+		for r := range byRank {
+			if c := byRank[r][nd.ID]; math.Abs(float64(c)*n/float64(len(keys))-1) > 0.05 {
+				t.Errorf("%s is choice %d of %d keys, want about %d", nd.ID, r+1, c, len(keys)/n)
+			}
+		}
+	}
+	if len(count) != n {
+		t.Errorf("%d distinct nodes in the top 3 lists, want %d", len(count), n)
 	}
 	big, err := chash.NewJump(conformance.Nodes(40))
 	if err != nil {
