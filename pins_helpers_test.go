@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"testing"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/internal/conformance"
 )
 
 // phi is the golden-ratio increment between a ring node's point seeds.
@@ -96,4 +98,13 @@ func weightedNodes(n int) []chash.Node {
 		out[i] = chash.Node{ID: fmt.Sprintf("w-%d", i), Weight: ws[i%len(ws)]}
 	}
 	return out
+}
+
+// pinKeys returns n of the suite's keys, or n/div under -short (the
+// cross-platform runs under qemu use -short).
+func pinKeys(n, div int) []string {
+	if testing.Short() {
+		n /= div
+	}
+	return conformance.Keys(n)
 }

@@ -155,7 +155,7 @@ func TestRingReference(t *testing.T) {
 func TestRingCollidingIDs(t *testing.T) {
 	h := pinHasher{"c1": 0xdeadbeef, "c2": 0xdeadbeef, "c3": 0xdeadbeef, "c4": 0xdeadbeef}
 	all := []chash.Node{{ID: "c3"}, {ID: "x"}, {ID: "c1"}, {ID: "y"}, {ID: "c4"}, {ID: "c2"}}
-	keys := conformance.Keys(20_000)
+	keys := pinKeys(20_000, 4)
 	build := func(nodes []chash.Node) *chash.Ring {
 		r, err := chash.NewRing(nodes, chash.WithHasher(h))
 		require.NoError(t, err)
