@@ -65,9 +65,7 @@ func TestHolderSwapRace(t *testing.T) {
 	assert.Equal(t, 1, seen[first])
 	for _, ts := range stored {
 		for _, tk := range ts {
-			if seen[tk] != 1 {
-				t.Fatalf("token %d came back %d times", tk.n, seen[tk])
-			}
+			require.Equal(t, 1, seen[tk], "token %d: times it came back", tk.n)
 		}
 	}
 	// Each goroutine's own stores are ordered: a value it stored before
@@ -75,9 +73,8 @@ func TestHolderSwapRace(t *testing.T) {
 	// goroutine's results.
 	for w, ps := range got {
 		for i := 1; i < len(ps); i++ {
-			if tk := ps[i].(*token); tk.n/per == w && tk.n-w*per >= i {
-				t.Fatalf("goroutine %d's swap %d returned its own later store %d", w, i, tk.n)
-			}
+			tk := ps[i].(*token)
+			require.False(t, tk.n/per == w && tk.n-w*per >= i, "goroutine %d's swap %d returned its own later store %d", w, i, tk.n)
 		}
 	}
 }

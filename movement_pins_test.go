@@ -59,9 +59,8 @@ func maglevSlotOwner(t *testing.T, g *chash.Maglev, s int) string {
 	if rem != 0 {
 		h++
 	}
-	if hi, _ := bits.Mul64(h, m); hi != uint64(s) {
-		t.Fatalf("hash %#x is not in entry %d of %d", h, s, m)
-	}
+	hi, _ := bits.Mul64(h, m)
+	require.Equal(t, uint64(s), hi, "hash %#x is not in entry %d of %d", h, s, m)
 	return g.LookupString(aimAt(h)).ID
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // logGridPoints returns indexes k of the grid u = (k + 0.5)/2^40 that
@@ -47,12 +48,12 @@ func TestLogUnitAccuracy(t *testing.T) {
 		if rel > worst {
 			worst, worstU = rel, u
 		}
-		if rel >= 0x1p-49 {
-			t.Fatalf("logUnit(%v) = %v, math.Log %v: relative error 2^%.2f", u, got, want, math.Log2(rel))
+		if rel >= 0x1p-49 { // a check per point, kept off testify's reflection
+			require.Failf(t, "logUnit inaccurate", "logUnit(%v) = %v, math.Log %v: relative error 2^%.2f", u, got, want, math.Log2(rel))
 		}
 		if k+1 < 1<<40 {
 			if next := logUnit(unit((k + 1) << 24)); !(next > got) {
-				t.Fatalf("logUnit not increasing: grid %d gives %v, grid %d gives %v", k, got, k+1, next)
+				require.Failf(t, "logUnit not increasing", "grid %d gives %v, grid %d gives %v", k, got, k+1, next)
 			}
 		}
 	}
