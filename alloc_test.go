@@ -7,6 +7,8 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLookupsDoNotAllocate holds the package's central promise: no lookup
@@ -27,9 +29,7 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 				if errors.Is(err, chash.ErrUnknownAlgorithm) {
 					continue
 				}
-				if err != nil {
-					t.Fatalf("%v/nodes=%d/%s: %v", a, n, hname, err)
-				}
+				require.NoError(t, err, "%v/nodes=%d/%s", a, n, hname)
 				for _, size := range []int{1, 13, 80, 1000} {
 					name := fmt.Sprintf("%v/nodes=%d/%s/key=%d", a, n, hname, size)
 					checkNoAllocs(t, name, p, size, runs(n))
@@ -85,8 +85,6 @@ func checkNoAllocs(t *testing.T, name string, p chash.Placer, size, runs int) {
 	}
 	for _, path := range paths {
 		f := func() { path.f(); i++ }
-		if got := testing.AllocsPerRun(runs, f); got != 0 {
-			t.Errorf("%s/%s: %v allocations per call, want 0", name, path.name, got)
-		}
+		assert.Zero(t, testing.AllocsPerRun(runs, f), "%s/%s: allocations per call", name, path.name)
 	}
 }

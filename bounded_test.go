@@ -11,6 +11,8 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBoundedConformance(t *testing.T) {
@@ -69,9 +71,7 @@ func exactCapacity(c float64, parts int, total *big.Rat, n chash.Node) int {
 func checkFits(t *testing.T, nodes []chash.Node, opts ...chash.Option) *chash.Bounded {
 	t.Helper()
 	b, err := chash.NewBounded(nodes, opts...)
-	if err != nil {
-		t.Fatalf("%d nodes: %v", len(nodes), err)
-	}
+	require.NoError(t, err, "%d nodes", len(nodes))
 	count := map[string]int{}
 	for p := 0; p < b.Partitions(); p++ {
 		count[b.Owner(p).ID]++
@@ -82,17 +82,11 @@ func checkFits(t *testing.T, nodes []chash.Node, opts ...chash.Option) *chash.Bo
 	}
 	for _, n := range b.Nodes() {
 		want := exactCapacity(b.LoadFactor(), b.Partitions(), total, n)
-		if got := b.Capacity(n.ID); got != want {
-			t.Fatalf("node %s (weight %v): capacity %d, exact %d", n.ID, n.Weight, got, want)
-		}
-		if count[n.ID] > want {
-			t.Fatalf("node %s (weight %v) owns %d partitions, capacity %d", n.ID, n.Weight, count[n.ID], want)
-		}
+		require.Equal(t, want, b.Capacity(n.ID), "node %s (weight %v): capacity against exact", n.ID, n.Weight)
+		require.LessOrEqual(t, count[n.ID], want, "node %s (weight %v): partitions owned against capacity", n.ID, n.Weight)
 		delete(count, n.ID)
 	}
-	if len(count) != 0 {
-		t.Fatalf("partitions owned by non-members: %v", count)
-	}
+	require.Empty(t, count, "partitions owned by non-members")
 	return b
 }
 
@@ -133,12 +127,8 @@ func TestBoundedFits(t *testing.T) {
 				for p := 0; p < b.Partitions(); p++ {
 					owners[b.Owner(p).ID] = true
 				}
-				if len(owners) != b.Partitions() {
-					t.Errorf("%d partitions over %d nodes: %d owners, want one partition each", b.Partitions(), len(tc.nodes), len(owners))
-				}
-				if got := b.AppendTopKString(nil, "k", 100); len(got) != len(tc.nodes) {
-					t.Errorf("AppendTopK listed %d of %d nodes", len(got), len(tc.nodes))
-				}
+				assert.Len(t, owners, b.Partitions(), "%d partitions over %d nodes: want one partition each", b.Partitions(), len(tc.nodes))
+				assert.Len(t, b.AppendTopKString(nil, "k", 100), len(tc.nodes), "AppendTopK lists every node")
 			}
 		})
 	}
@@ -173,7 +163,8 @@ func TestBoundedPass(t *testing.T) {
 	nodes := []chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 2}, {ID: "c", Weight: 0.7}, {ID: "d", Weight: 3}}
 	nodes = append(nodes, conformance.Nodes(16)...)
 	const parts = 256
-	free, _ := chash.NewBounded(nodes, chash.WithPartitions(parts), chash.WithLoadFactor(1e9))
+	free, err := chash.NewBounded(nodes, chash.WithPartitions(parts), chash.WithLoadFactor(1e9))
+	require.NoError(t, err)
 	order := make([][]chash.Node, parts)
 	for i, found := 0, 0; found < parts; i++ {
 		k := fmt.Sprint("model-", i)
@@ -183,23 +174,22 @@ func TestBoundedPass(t *testing.T) {
 		}
 	}
 	for _, c := range []float64{1.0000001, 1.05, 1.25, 2} {
-		b, _ := chash.NewBounded(nodes, chash.WithPartitions(parts), chash.WithLoadFactor(c))
+		b, err := chash.NewBounded(nodes, chash.WithPartitions(parts), chash.WithLoadFactor(c))
+		require.NoError(t, err)
 		load := map[string]int{}
 		spilled := 0
 		for p := 0; p < parts; p++ {
 			i := slices.IndexFunc(order[p], func(n chash.Node) bool { return load[n.ID] < b.Capacity(n.ID) })
 			want := order[p][i]
-			if got := b.Owner(p); got != want {
-				t.Fatalf("c=%v: partition %d owned by %s, model %s", c, p, got.ID, want.ID)
-			}
+			require.Equal(t, want, b.Owner(p), "c=%v: partition %d against the model", c, p)
 			load[want.ID]++
 			if i > 0 {
 				spilled++
 			}
 		}
 		t.Logf("c=%v: %d of %d partitions not on their first choice", c, spilled, parts)
-		if c < 1.1 && spilled == 0 {
-			t.Errorf("c=%v: no partition spilled: the model is not exercised", c)
+		if c < 1.1 {
+			assert.NotZero(t, spilled, "c=%v: no partition spilled: the model is not exercised", c)
 		}
 	}
 }
@@ -213,19 +203,16 @@ func TestBoundedOrderIndependence(t *testing.T) {
 		}
 		opts := []chash.Option{chash.WithPartitions(512), chash.WithLoadFactor(1.05)}
 		a, err := chash.NewBounded(nodes, opts...)
-		if err != nil {
-			if errors.Is(err, chash.ErrDuplicateID) {
-				continue
-			}
-			t.Fatal(err)
+		if errors.Is(err, chash.ErrDuplicateID) {
+			continue
 		}
+		require.NoError(t, err)
 		shuffled := slices.Clone(nodes)
 		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		b, _ := chash.NewBounded(shuffled, opts...)
+		b, err := chash.NewBounded(shuffled, opts...)
+		require.NoError(t, err)
 		for p := 0; p < a.Partitions(); p++ {
-			if a.Owner(p) != b.Owner(p) {
-				t.Fatalf("partition %d: %v given one order, %v given another", p, a.Owner(p), b.Owner(p))
-			}
+			require.Equal(t, a.Owner(p), b.Owner(p), "partition %d: one order against another", p)
 		}
 	}
 }
@@ -235,7 +222,8 @@ func TestBoundedOrderIndependence(t *testing.T) {
 func TestBoundedTopKPrefix(t *testing.T) {
 	nodes := conformance.Nodes(100)
 	nodes[7].Weight, nodes[40].Weight = 3, 0.25
-	b, _ := chash.NewBounded(nodes, chash.WithPartitions(128))
+	b, err := chash.NewBounded(nodes, chash.WithPartitions(128))
+	require.NoError(t, err)
 	for _, key := range []string{"a", "b", "user:7"} {
 		all := b.AppendTopKString(nil, key, 100)
 		ids := make([]string, len(all))
@@ -243,13 +231,9 @@ func TestBoundedTopKPrefix(t *testing.T) {
 			ids[i] = n.ID
 		}
 		slices.Sort(ids)
-		if len(slices.Compact(ids)) != 100 {
-			t.Fatalf("key %s: AppendTopK(100) not 100 distinct nodes", key)
-		}
+		require.Len(t, slices.Compact(ids), 100, "key %s: AppendTopK(100) not 100 distinct nodes", key)
 		for k := 1; k <= 100; k++ {
-			if got := b.AppendTopKString(nil, key, k); !slices.Equal(got, all[:k]) {
-				t.Fatalf("key %s: AppendTopK(%d) is not a prefix of AppendTopK(100)", key, k)
-			}
+			require.Equal(t, all[:k], b.AppendTopKString(nil, key, k), "key %s: AppendTopK(%d) is not a prefix of AppendTopK(100)", key, k)
 		}
 	}
 }
@@ -279,54 +263,52 @@ func TestBoundedMovement(t *testing.T) {
 		}
 		for _, c := range []float64{1.1, 1.25, 2} {
 			nodes := conformance.Nodes(tc.n)
-			b, _ := chash.NewBounded(nodes, chash.WithLoadFactor(c))
+			b, err := chash.NewBounded(nodes, chash.WithLoadFactor(c))
+			require.NoError(t, err)
 			before := partitionOwners(b)
 			var moved, collateral float64
 			const trials = 2
 			for tr := 0; tr < trials; tr++ {
 				extra := chash.Node{ID: fmt.Sprint("extra-", tr)}
-				added, _ := b.Add(extra)
+				added, err := b.Add(extra)
+				require.NoError(t, err)
 				m, col := conformance.Moves(before, partitionOwners(added), extra.ID)
 				moved, collateral = moved+m*float64(tc.n+1), max(collateral, col)
 				gone := nodes[tr*37%tc.n].ID
-				removed, _ := b.Remove(gone)
+				removed, err := b.Remove(gone)
+				require.NoError(t, err)
 				m, col = conformance.Moves(before, partitionOwners(removed), gone)
 				moved, collateral = moved+m*float64(tc.n), max(collateral, col)
 			}
 			moved /= 2 * trials
 			t.Logf("%d nodes, c=%v: moved %.2f x minimal, collateral %.5f", tc.n, c, moved, collateral)
-			if l := tc.limits[c]; moved > l.moved || collateral > l.collateral {
-				t.Errorf("%d nodes, c=%v: moved %.2f x minimal (limit %.2f), collateral %.5f (limit %.5f)", tc.n, c, moved, l.moved, collateral, l.collateral)
-			}
+			l := tc.limits[c]
+			assert.LessOrEqual(t, moved, l.moved, "%d nodes, c=%v: moved x minimal", tc.n, c)
+			assert.LessOrEqual(t, collateral, l.collateral, "%d nodes, c=%v: collateral", tc.n, c)
 		}
 	}
 }
 
 func TestBoundedErrors(t *testing.T) {
-	b, _ := chash.NewBounded(conformance.Nodes(3))
-	if _, err := b.Remove("node-0", "nope"); !errors.Is(err, chash.ErrUnknownNode) {
-		t.Errorf("Remove(unknown): %v", err)
-	}
-	if _, err := b.Remove("node-0", "node-1", "node-2"); !errors.Is(err, chash.ErrNoNodes) {
-		t.Errorf("Remove(all): %v", err)
-	}
-	if _, err := b.Add(chash.Node{ID: "node-1"}); !errors.Is(err, chash.ErrDuplicateID) {
-		t.Errorf("Add(duplicate): %v", err)
-	}
-	if _, err := chash.NewBounded(conformance.Nodes(100), chash.WithPartitions(1<<24)); !errors.Is(err, chash.ErrTooLarge) {
-		t.Errorf("2^24 partitions × 100 nodes: %v", err)
-	}
+	b, err := chash.NewBounded(conformance.Nodes(3))
+	require.NoError(t, err)
+	_, err = b.Remove("node-0", "nope")
+	assert.ErrorIs(t, err, chash.ErrUnknownNode, "Remove(unknown)")
+	_, err = b.Remove("node-0", "node-1", "node-2")
+	assert.ErrorIs(t, err, chash.ErrNoNodes, "Remove(all)")
+	_, err = b.Add(chash.Node{ID: "node-1"})
+	assert.ErrorIs(t, err, chash.ErrDuplicateID, "Add(duplicate)")
+	_, err = chash.NewBounded(conformance.Nodes(100), chash.WithPartitions(1<<24))
+	assert.ErrorIs(t, err, chash.ErrTooLarge, "2^24 partitions × 100 nodes")
 	for _, o := range []chash.Option{chash.WithLoadFactor(1), chash.WithLoadFactor(math.NaN()), chash.WithLoadFactor(math.Inf(1)), chash.WithPartitions(0)} {
-		if _, err := chash.NewBounded(conformance.Nodes(3), o); !errors.Is(err, chash.ErrInvalidOption) {
-			t.Errorf("bad option: %v", err)
-		}
+		_, err := chash.NewBounded(conformance.Nodes(3), o)
+		assert.ErrorIs(t, err, chash.ErrInvalidOption, "bad option")
 	}
-	if b.Owner(-1) != (chash.Node{}) || b.Owner(b.Partitions()) != (chash.Node{}) || b.Capacity("nope") != 0 {
-		t.Error("out-of-range Owner or unknown Capacity is not zero")
-	}
-	if b.Partitions() != chash.DefaultPartitions || b.LoadFactor() != chash.DefaultLoadFactor {
-		t.Errorf("defaults: %d partitions, c = %v", b.Partitions(), b.LoadFactor())
-	}
+	assert.Equal(t, chash.Node{}, b.Owner(-1), "out-of-range Owner")
+	assert.Equal(t, chash.Node{}, b.Owner(b.Partitions()), "out-of-range Owner")
+	assert.Zero(t, b.Capacity("nope"), "unknown Capacity")
+	assert.Equal(t, chash.DefaultPartitions, b.Partitions(), "default partitions")
+	assert.Equal(t, chash.DefaultLoadFactor, b.LoadFactor(), "default load factor")
 }
 
 func TestBoundedGolden(t *testing.T) {
@@ -341,9 +323,7 @@ func TestBoundedGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := chash.NewBounded(tc.nodes, tc.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			conformance.Golden(t, tc.name, b)
 		})
 	}
@@ -361,18 +341,16 @@ func FuzzBounded(f *testing.F) {
 		}
 		b, err := chash.NewBounded(nodes, chash.WithPartitions(int(parts)), chash.WithLoadFactor(c))
 		if err != nil {
-			if b != nil {
-				t.Fatal("placer with an error")
-			}
+			require.Nil(t, b, "placer with an error")
 			return
 		}
 		n := b.LookupString(key)
-		if slices.Index(b.Nodes(), n) < 0 {
-			t.Fatalf("Lookup returned %v, not a member", n)
-		}
+		require.Contains(t, b.Nodes(), n, "Lookup returned a non-member")
 		top := b.AppendTopKString(nil, key, int(parts%50))
-		if want := min(int(parts%50), b.Len()); len(top) != want || want > 0 && top[0] != n {
-			t.Fatalf("AppendTopK(%d) = %v, Lookup %v", parts%50, top, n)
+		want := min(int(parts%50), b.Len())
+		require.Len(t, top, want, "AppendTopK(%d) = %v", parts%50, top)
+		if want > 0 {
+			require.Equal(t, n, top[0], "AppendTopK(%d)[0] against Lookup", parts%50)
 		}
 		if int(parts) <= 2000 {
 			checkFits(t, b.Nodes(), chash.WithPartitions(int(parts)), chash.WithLoadFactor(c))

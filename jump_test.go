@@ -15,6 +15,8 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestJumpConformance(t *testing.T) {
@@ -44,9 +46,7 @@ func TestJumpGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := chash.NewJump(tc.nodes, tc.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			conformance.Golden(t, tc.name, p)
 		})
 	}
@@ -58,9 +58,7 @@ const jumpVectors = "testdata/jump_vectors.txt"
 // function compiled with gcc (testdata/jump_vectors.c).
 func TestJumpHashVectors(t *testing.T) {
 	f, err := os.Open(jumpVectors)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	n := 0
@@ -71,20 +69,13 @@ func TestJumpHashVectors(t *testing.T) {
 		}
 		var key uint64
 		var buckets, want int
-		if _, err := fmt.Sscan(line, &key, &buckets, &want); err != nil {
-			t.Fatalf("%s: %q: %v", jumpVectors, line, err)
-		}
-		if got := chash.JumpHash(key, buckets); got != want {
-			t.Errorf("JumpHash(%d, %d) = %d, reference %d", key, buckets, got, want)
-		}
+		_, err := fmt.Sscan(line, &key, &buckets, &want)
+		require.NoError(t, err, "%s: %q", jumpVectors, line)
+		assert.Equal(t, want, chash.JumpHash(key, buckets), "JumpHash(%d, %d) against the reference", key, buckets)
 		n++
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n < 2000 {
-		t.Fatalf("only %d vectors in %s", n, jumpVectors)
-	}
+	require.NoError(t, sc.Err())
+	require.GreaterOrEqual(t, n, 2000, "vectors in %s", jumpVectors)
 }
 
 // TestJumpHashVectorsReproduce recompiles the reference generator, when a
@@ -99,21 +90,15 @@ func TestJumpHashVectorsReproduce(t *testing.T) {
 		t.Skip("no gcc")
 	}
 	bin := filepath.Join(t.TempDir(), "jv")
-	if out, err := exec.Command(gcc, "-O2", "-std=c99", "-o", bin, "testdata/jump_vectors.c").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	out, err := exec.Command(gcc, "-O2", "-std=c99", "-o", bin, "testdata/jump_vectors.c").CombinedOutput()
+	require.NoError(t, err, "gcc: %s", out)
 	got, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want, err := os.ReadFile(jumpVectors)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// The header names the compiler version, which may differ.
-	if _, g, _ := bytes.Cut(got, []byte("\n")); !bytes.Equal(g, after(want)) {
-		t.Fatalf("gcc output differs from %s", jumpVectors)
-	}
+	_, g, _ := bytes.Cut(got, []byte("\n"))
+	require.True(t, bytes.Equal(g, after(want)), "gcc output differs from %s", jumpVectors)
 }
 
 func after(b []byte) []byte {
@@ -124,19 +109,20 @@ func after(b []byte) []byte {
 func TestJumpHashEdges(t *testing.T) {
 	for _, b := range []int{0, -1, math.MinInt} {
 		for _, key := range []uint64{0, 1, math.MaxUint64} {
-			if got := chash.JumpHash(key, b); got != 0 {
-				t.Errorf("JumpHash(%d, %d) = %d, want 0", key, b, got)
-			}
+			assert.Zero(t, chash.JumpHash(key, b), "JumpHash(%d, %d)", key, b)
 		}
 	}
 	// Beyond the paper's 32-bit range: in range, and still consistent.
-	for _, b := range []int{1<<31 + 1, 1 << 40, math.MaxInt - 1} {
+	// Only where int holds such counts (not on 32-bit platforms).
+	for _, wide := range []int64{1<<31 + 1, 1 << 40, math.MaxInt64 - 1} {
+		if int64(int(wide)) != wide {
+			continue
+		}
+		b := int(wide)
 		for i := uint64(0); i < 2000; i++ {
 			key := i * 0x9e3779b97f4a7c15
 			got, next := chash.JumpHash(key, b), chash.JumpHash(key, b+1)
-			if got < 0 || got >= b || (next != got && next != b) {
-				t.Fatalf("JumpHash(%d, %d) = %d, with one more bucket %d", key, b, got, next)
-			}
+			require.True(t, got >= 0 && got < b && (next == got || next == b), "JumpHash(%d, %d) = %d, with one more bucket %d", key, b, got, next)
 		}
 	}
 }
@@ -151,16 +137,12 @@ func TestJumpHashMovement(t *testing.T) {
 			key := i * 0xbf58476d1ce4e5b9
 			a, b := chash.JumpHash(key, n), chash.JumpHash(key, n+1)
 			if a != b {
-				if b != n {
-					t.Fatalf("n=%d: key %d moved from %d to %d, not to the new bucket", n, key, a, b)
-				}
+				require.Equal(t, n, b, "n=%d: key %d moved from %d, not to the new bucket", n, key, a)
 				moved++
 			}
 		}
 		want := float64(keys) / float64(n+1)
-		if tol := 5 * math.Sqrt(want); math.Abs(float64(moved)-want) > tol {
-			t.Errorf("n=%d -> %d: %d keys moved, want %.0f ± %.0f", n, n+1, moved, want, tol)
-		}
+		assert.InDelta(t, want, float64(moved), 5*math.Sqrt(want), "n=%d -> %d: keys moved", n, n+1)
 	}
 }
 
@@ -170,50 +152,37 @@ func TestJumpWeights(t *testing.T) {
 		for i, w := range ws {
 			nodes[i] = chash.Node{ID: fmt.Sprint(i), Weight: w}
 		}
-		if _, err := chash.NewJump(nodes); err != nil {
-			t.Errorf("weights %v: %v", ws, err)
-		}
+		_, err := chash.NewJump(nodes)
+		assert.NoError(t, err, "weights %v", ws)
 	}
 	j, err := chash.NewJump([]chash.Node{{ID: "a", Weight: 2}, {ID: "b", Weight: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d, err := j.Add(chash.Node{ID: "c"}); !errors.Is(err, chash.ErrInvalidWeight) || d != nil {
-		t.Errorf("Add of weight 1 to weight 2: %v, %v", d, err)
-	}
-	if d, err := j.Add(chash.Node{ID: "c", Weight: 2}); err != nil || d.Len() != 3 {
-		t.Errorf("Add of equal weight: %v", err)
+	require.NoError(t, err)
+	d, err := j.Add(chash.Node{ID: "c"})
+	assert.ErrorIs(t, err, chash.ErrInvalidWeight, "Add of weight 1 to weight 2")
+	assert.Nil(t, d, "Add of weight 1 to weight 2")
+	d, err = j.Add(chash.Node{ID: "c", Weight: 2})
+	if assert.NoError(t, err, "Add of equal weight") {
+		assert.Equal(t, 3, d.Len(), "Add of equal weight")
 	}
 }
 
 func TestJumpRemove(t *testing.T) {
 	j, err := chash.NewJump(conformance.Nodes(10))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, err = j.Remove("node-4")
-	if !errors.Is(err, chash.ErrNotLast) || !strings.Contains(err.Error(), `"node-4" is bucket 4 of 10`) {
-		t.Errorf("Remove(middle) = %v, want ErrNotLast naming the node", err)
+	if assert.ErrorIs(t, err, chash.ErrNotLast, "Remove(middle)") {
+		assert.Contains(t, err.Error(), `"node-4" is bucket 4 of 10`, "Remove(middle) names the node")
 	}
-	if _, err := j.Remove("node-9", "node-7"); !errors.Is(err, chash.ErrNotLast) {
-		t.Errorf("Remove(last, not second-last) = %v, want ErrNotLast", err)
-	}
+	_, err = j.Remove("node-9", "node-7")
+	assert.ErrorIs(t, err, chash.ErrNotLast, "Remove(last, not second-last)")
 	d, err := j.Remove("node-8", "node-9", "node-9")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := conformance.IDs(d.Nodes()); !slices.Equal(got, conformance.IDs(conformance.Nodes(8))) {
-		t.Errorf("after removing the last two: %v", got)
-	}
-	if _, err := j.Remove("nope"); !errors.Is(err, chash.ErrUnknownNode) {
-		t.Errorf("Remove(unknown) = %v", err)
-	}
-	if _, err := j.Remove(conformance.IDs(j.Nodes())...); !errors.Is(err, chash.ErrNoNodes) {
-		t.Errorf("Remove(all) = %v", err)
-	}
-	if j.Len() != 10 {
-		t.Error("Remove changed the receiver")
-	}
+	require.NoError(t, err)
+	assert.Equal(t, conformance.IDs(conformance.Nodes(8)), conformance.IDs(d.Nodes()), "after removing the last two")
+	_, err = j.Remove("nope")
+	assert.ErrorIs(t, err, chash.ErrUnknownNode, "Remove(unknown)")
+	_, err = j.Remove(conformance.IDs(j.Nodes())...)
+	assert.ErrorIs(t, err, chash.ErrNoNodes, "Remove(all)")
+	assert.Equal(t, 10, j.Len(), "Remove changed the receiver")
 }
 
 // TestJumpReplace swaps a middle node: only its keys move, all to the
@@ -221,40 +190,30 @@ func TestJumpRemove(t *testing.T) {
 func TestJumpReplace(t *testing.T) {
 	nodes := conformance.Nodes(10)
 	j, err := chash.NewJump(nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r, err := j.Replace("node-4", chash.Node{ID: "node-4b"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	before, after := conformance.Owners(j), conformance.Owners(r)
 	moved := 0
 	for i := range before {
 		if before[i] != after[i] {
 			moved++
-			if before[i] != "node-4" || after[i] != "node-4b" {
-				t.Fatalf("key moved from %s to %s", before[i], after[i])
-			}
+			require.True(t, before[i] == "node-4" && after[i] == "node-4b", "key moved from %s to %s", before[i], after[i])
 		}
-		if before[i] == "node-4" && after[i] != "node-4b" {
-			t.Fatalf("a key of node-4 went to %s", after[i])
+		if before[i] == "node-4" {
+			require.Equal(t, "node-4b", after[i], "a key of node-4 went elsewhere")
 		}
 	}
-	if moved == 0 {
-		t.Error("no key moved to the replacement")
-	}
-	if _, err := j.Replace("node-4", chash.Node{ID: "node-5"}); !errors.Is(err, chash.ErrDuplicateID) {
-		t.Errorf("Replace with an existing ID: %v", err)
-	}
-	if _, err := j.Replace("node-4", chash.Node{ID: "x", Weight: 2}); !errors.Is(err, chash.ErrInvalidWeight) {
-		t.Errorf("Replace with another weight: %v", err)
-	}
-	if _, err := j.Replace("nope", chash.Node{ID: "x"}); !errors.Is(err, chash.ErrUnknownNode) {
-		t.Errorf("Replace(unknown): %v", err)
-	}
-	if same, err := j.Replace("node-4", chash.Node{ID: "node-4"}); err != nil || !slices.Equal(conformance.Owners(same), before) {
-		t.Errorf("Replace with itself: %v", err)
+	assert.NotZero(t, moved, "no key moved to the replacement")
+	_, err = j.Replace("node-4", chash.Node{ID: "node-5"})
+	assert.ErrorIs(t, err, chash.ErrDuplicateID, "Replace with an existing ID")
+	_, err = j.Replace("node-4", chash.Node{ID: "x", Weight: 2})
+	assert.ErrorIs(t, err, chash.ErrInvalidWeight, "Replace with another weight")
+	_, err = j.Replace("nope", chash.Node{ID: "x"})
+	assert.ErrorIs(t, err, chash.ErrUnknownNode, "Replace(unknown)")
+	same, err := j.Replace("node-4", chash.Node{ID: "node-4"})
+	if assert.NoError(t, err, "Replace with itself") {
+		assert.Equal(t, before, conformance.Owners(same), "Replace with itself")
 	}
 }
 
@@ -265,48 +224,46 @@ func TestJumpReplace(t *testing.T) {
 func TestJumpTopK(t *testing.T) {
 	const n = 10
 	j, err := chash.NewJump(conformance.Nodes(n))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	grown, err := j.Add(chash.Node{ID: "node-10"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	count := map[string]int{}
+	// byRank[r] counts, per node, the keys for which it is choice r+1.
+	byRank := [3]map[string]int{{}, {}, {}}
 	a := make([]chash.Node, 0, 3)
 	b := make([]chash.Node, 0, 3)
 	keys := conformance.Keys(conformance.NumKeys)
 	for _, k := range keys {
 		a = j.AppendTopKString(a[:0], k, 3)
-		for _, nd := range a {
+		for r, nd := range a {
 			count[nd.ID]++
+			byRank[r][nd.ID]++
 		}
 		b = grown.AppendTopKString(b[:0], k, 3)
 		for i := range a {
 			if a[i] != b[i] {
-				if b[i].ID != "node-10" {
-					t.Fatalf("key %q: top 3 %v became %v, changed first to %s", k, conformance.IDs(a), conformance.IDs(b), b[i].ID)
-				}
+				require.Equal(t, "node-10", b[i].ID, "key %q: top 3 %v became %v", k, conformance.IDs(a), conformance.IDs(b))
 				break
 			}
 		}
 	}
-	for id, c := range count {
-		share := float64(c) / float64(len(keys))
-		if math.Abs(share*n/3-1) > 0.03 {
-			t.Errorf("%s is in the top 3 of %.4f of keys, want %.4f", id, share, 3.0/n)
+	// Every node, not only those that appear: a node absent from every
+	// top 3 must fail here too.
+	for _, nd := range j.Nodes() {
+		share := float64(count[nd.ID]) / float64(len(keys))
+		assert.InDelta(t, 1, share*n/3, 0.03, "%s is in the top 3 of %.4f of keys, want %.4f", nd.ID, share, 3.0/n)
+		for r := range byRank {
+			c := byRank[r][nd.ID]
+			assert.InDelta(t, 1, float64(c)*n/float64(len(keys)), 0.05, "%s is choice %d of %d keys, want about %d", nd.ID, r+1, c, len(keys)/n)
 		}
 	}
+	assert.Len(t, count, n, "distinct nodes in the top 3 lists")
 	big, err := chash.NewJump(conformance.Nodes(40))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, k := range keys[:2000] {
 		got := conformance.IDs(big.AppendTopKString(nil, k, 40))
 		slices.Sort(got)
-		if len(slices.Compact(got)) != 40 {
-			t.Fatalf("key %q: whole ranking has %d distinct nodes, want 40", k, len(got))
-		}
+		require.Len(t, slices.Compact(got), 40, "key %q: distinct nodes in the whole ranking", k)
 	}
 }
 
@@ -316,13 +273,10 @@ func FuzzJumpHash(f *testing.F) {
 	f.Add(uint64(12345), -7)
 	f.Fuzz(func(t *testing.T, key uint64, buckets int) {
 		got := chash.JumpHash(key, buckets)
-		if got < 0 || got >= max(buckets, 1) {
-			t.Fatalf("JumpHash(%d, %d) = %d: out of range", key, buckets, got)
-		}
+		require.True(t, got >= 0 && got < max(buckets, 1), "JumpHash(%d, %d) = %d: out of range", key, buckets, got)
 		if buckets > 0 && buckets < math.MaxInt {
-			if next := chash.JumpHash(key, buckets+1); next != got && next != buckets {
-				t.Fatalf("JumpHash(%d, %d) = %d but with one more bucket %d", key, buckets, got, next)
-			}
+			next := chash.JumpHash(key, buckets+1)
+			require.True(t, next == got || next == buckets, "JumpHash(%d, %d) = %d but with one more bucket %d", key, buckets, got, next)
 		}
 	})
 }
@@ -335,9 +289,7 @@ func FuzzJump(f *testing.F) {
 		nodes := conformance.FuzzNodes(idList, weights)
 		p, err := chash.NewJump(nodes, chash.WithHasher(chash.XXHashSeed(seed)))
 		if err != nil {
-			if p != nil {
-				t.Fatal("non-nil placer with an error")
-			}
+			require.Nil(t, p, "non-nil placer with an error")
 			return
 		}
 		conformance.Check(t, p, key, k%60)

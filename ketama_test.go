@@ -27,7 +27,6 @@ import (
 	"bufio"
 	"crypto/md5"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -39,6 +38,8 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // vectorFile is a TSV of reference placements: sets of servers, keys, and
@@ -52,9 +53,7 @@ type vectorFile struct {
 func readVectors(t *testing.T, name string, sets map[string][]chash.Node) *vectorFile {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "ketama", name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	v := &vectorFile{sets: sets, owners: map[string][]int{}}
 	if v.sets == nil {
@@ -80,16 +79,12 @@ func readVectors(t *testing.T, name string, sets map[string][]chash.Node) *vecto
 					continue
 				}
 				n, err := strconv.Atoi(fields[i])
-				if err != nil {
-					t.Fatalf("%s: %q: %v", name, line, err)
-				}
+				require.NoError(t, err, "%s: %q", name, line)
 				v.owners[c] = append(v.owners[c], n)
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, sc.Err())
 	return v
 }
 
@@ -100,9 +95,8 @@ func parseServers(t *testing.T, specs []string) []chash.Node {
 	for i, s := range specs {
 		id, w, ok := strings.Cut(s, "=")
 		weight, err := strconv.ParseFloat(w, 64)
-		if !ok || err != nil {
-			t.Fatalf("bad server spec %q", s)
-		}
+		require.True(t, ok, "bad server spec %q", s)
+		require.NoError(t, err, "bad server spec %q", s)
 		out[i] = chash.Node{ID: id, Weight: weight}
 	}
 	return out
@@ -113,39 +107,32 @@ func parseServers(t *testing.T, specs []string) []chash.Node {
 func checkVectors(t *testing.T, vf *vectorFile, set string, v chash.KetamaVariant, rename func(string) string) {
 	t.Helper()
 	servers, want := vf.sets[set], vf.owners[set]
-	if len(servers) == 0 || len(want) != len(vf.keys) {
-		t.Fatalf("set %s: %d servers, %d of %d owners", set, len(servers), len(want), len(vf.keys))
-	}
+	require.NotEmpty(t, servers, "set %s", set)
+	require.Len(t, want, len(vf.keys), "set %s: owners", set)
 	nodes := slices.Clone(servers)
 	for i := range nodes {
 		nodes[i].ID = rename(nodes[i].ID)
 	}
 	r, err := chash.NewRing(nodes, chash.WithKetama(v))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	bad := 0
 	for i, k := range vf.keys {
 		w := nodes[want[i]].ID
 		got, gotB := r.LookupString(k).ID, r.Lookup([]byte(k)).ID
 		if got != w || gotB != w {
 			if bad++; bad <= 3 {
-				t.Errorf("%v %s: key %q: got %s (bytes %s), reference %s", v, set, k, got, gotB, w)
+				assert.Failf(t, "key disagrees", "%v %s: key %q: got %s (bytes %s), reference %s", v, set, k, got, gotB, w)
 			}
 		}
 	}
-	if bad > 0 {
-		t.Errorf("%v %s: %d of %d keys disagree", v, set, bad, len(vf.keys))
-	}
+	assert.Zero(t, bad, "%v %s: keys that disagree, of %d", v, set, len(vf.keys))
 }
 
 func same(id string) string { return id }
 
 func TestKetamaLibmemcachedVectors(t *testing.T) {
 	vf := readVectors(t, "libmemcached.tsv", nil)
-	if len(vf.keys) < 10_000 {
-		t.Fatalf("only %d keys", len(vf.keys))
-	}
+	require.GreaterOrEqual(t, len(vf.keys), 10_000, "keys")
 	for _, set := range []string{"U3", "U5", "U10", "U11", "U25", "U61", "U100", "P10", "R10", "W5", "W8", "Q3", "Q5", "Q11", "Q25", "QR10", "QW5"} {
 		checkVectors(t, vf, set, chash.KetamaLibmemcached, same)
 	}
@@ -230,21 +217,15 @@ func TestKetamaSpyReference(t *testing.T) {
 		}
 		ref := newSpyReference(ids)
 		r, err := chash.NewRing(nodes, chash.WithKetama(chash.KetamaSpy))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Points() != 160*n {
-			t.Errorf("%d nodes: %d points, want %d", n, r.Points(), 160*n)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, 160*n, r.Points(), "%d nodes: points", n)
 		bad := 0
 		for _, k := range conformance.Keys(10_000) {
 			if got, want := r.LookupString(k).ID, ref.lookup(k); got != want {
 				bad++
 			}
 		}
-		if bad > 0 {
-			t.Errorf("%d nodes: %d of 10000 keys differ from the reference", n, bad)
-		}
+		assert.Zero(t, bad, "%d nodes: keys of 10000 that differ from the reference", n)
 	}
 }
 
@@ -262,15 +243,13 @@ func TestKetamaRounding(t *testing.T) {
 	for _, v := range []chash.KetamaVariant{chash.KetamaLibketama, chash.KetamaLibmemcached, chash.KetamaSpy} {
 		for n := 1; n <= 100; n++ {
 			r, err := chash.NewRing(nodes(n), chash.WithKetama(v))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			switch r.Points() {
 			case 160 * n:
 			case 156 * n:
 				short[v] = append(short[v], n)
 			default:
-				t.Errorf("%v, %d servers: %d points", v, n, r.Points())
+				assert.Failf(t, "point count", "%v, %d servers: %d points", v, n, r.Points())
 			}
 		}
 	}
@@ -279,20 +258,14 @@ func TestKetamaRounding(t *testing.T) {
 		chash.KetamaLibmemcached: {25, 47, 50, 55, 61, 71, 94, 100},
 	}
 	for v, ns := range want {
-		if !slices.Equal(short[v], ns) {
-			t.Errorf("%v: 39 digests per server at n = %v, want %v", v, short[v], ns)
-		}
+		assert.Equal(t, ns, short[v], "%v: server counts with 39 digests per server", v)
 	}
-	if len(short[chash.KetamaSpy]) != 0 {
-		t.Errorf("spymemcached: 39 digests at n = %v, want none", short[chash.KetamaSpy])
-	}
+	assert.Empty(t, short[chash.KetamaSpy], "spymemcached: server counts with 39 digests")
 	// And the difference is real: libketama's 25-server placement is not
 	// libmemcached's on the same strings.
 	vf := readVectors(t, "libmemcached.tsv", nil)
 	r, err := chash.NewRing(vf.sets["Q25"], chash.WithKetama(chash.KetamaLibketama))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	differ := 0
 	for i, k := range vf.keys {
 		if r.LookupString(k).ID != vf.sets["Q25"][vf.owners["Q25"][i]].ID {
@@ -300,54 +273,36 @@ func TestKetamaRounding(t *testing.T) {
 		}
 	}
 	t.Logf("25 servers: libketama and libmemcached place %d of %d keys differently", differ, len(vf.keys))
-	if differ == 0 {
-		t.Error("libketama and libmemcached agree at 25 servers; their roundings should differ")
-	}
+	assert.NotZero(t, differ, "libketama and libmemcached agree at 25 servers; their roundings should differ")
 }
 
 func TestKetamaRemoveMatchesVectors(t *testing.T) {
 	vf := readVectors(t, "libmemcached.tsv", nil)
 	r, err := chash.NewRing(vf.sets["U11"], chash.WithKetama(chash.KetamaLibmemcached))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r, err = r.Remove("10.0.0.6:11211")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i, k := range vf.keys {
-		if got, want := r.LookupString(k).ID, vf.sets["R10"][vf.owners["R10"][i]].ID; got != want {
-			t.Fatalf("after Remove, key %q: got %s, libmemcached %s", k, got, want)
-		}
+		require.Equal(t, vf.sets["R10"][vf.owners["R10"][i]].ID, r.LookupString(k).ID, "after Remove, key %q against libmemcached", k)
 	}
 }
 
 func TestKetamaErrors(t *testing.T) {
 	one := []chash.Node{{ID: "10.0.0.1:11211"}}
 	for _, v := range []chash.KetamaVariant{0, 4, 255} {
-		if _, err := chash.NewRing(one, chash.WithKetama(v)); !errors.Is(err, chash.ErrInvalidOption) {
-			t.Errorf("WithKetama(%d): got %v, want ErrInvalidOption", v, err)
-		}
+		_, err := chash.NewRing(one, chash.WithKetama(v))
+		assert.ErrorIs(t, err, chash.ErrInvalidOption, "WithKetama(%d)", v)
 	}
 	for _, w := range []float64{0.5, 1.5, math.MaxUint32 + 1, 1e300} {
 		_, err := chash.NewRing([]chash.Node{{ID: "a:1"}, {ID: "b:1", Weight: w}}, chash.WithKetama(chash.KetamaLibmemcached))
-		if !errors.Is(err, chash.ErrInvalidWeight) {
-			t.Errorf("weight %v: got %v, want ErrInvalidWeight", w, err)
-		}
+		assert.ErrorIs(t, err, chash.ErrInvalidWeight, "weight %v", w)
 	}
 	r, err := chash.NewRing(one, chash.WithKetama(chash.KetamaLibketama))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Add(chash.Node{ID: "x", Weight: 2.5}); !errors.Is(err, chash.ErrInvalidWeight) {
-		t.Errorf("Add with weight 2.5: got %v, want ErrInvalidWeight", err)
-	}
-	if got := chash.KetamaLibmemcached.String(); got != "libmemcached" {
-		t.Errorf("String() = %q", got)
-	}
-	if got := chash.KetamaVariant(9).String(); got != "KetamaVariant(9)" {
-		t.Errorf("String() = %q", got)
-	}
+	require.NoError(t, err)
+	_, err = r.Add(chash.Node{ID: "x", Weight: 2.5})
+	assert.ErrorIs(t, err, chash.ErrInvalidWeight, "Add with weight 2.5")
+	assert.Equal(t, "libmemcached", chash.KetamaLibmemcached.String())
+	assert.Equal(t, "KetamaVariant(9)", chash.KetamaVariant(9).String())
 }
 
 // A server whose share rounds to no digest owns no point: it is never
@@ -356,19 +311,13 @@ func TestKetamaPointlessNode(t *testing.T) {
 	nodes := []chash.Node{{ID: "big:11211", Weight: math.MaxUint32}, {ID: "tiny:11211", Weight: 1}}
 	for _, v := range []chash.KetamaVariant{chash.KetamaLibketama, chash.KetamaLibmemcached, chash.KetamaSpy} {
 		r, err := chash.NewRing(nodes, chash.WithKetama(v))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Points() != 320 {
-			t.Errorf("%v: %d points, want 320 (80 digests for big, none for tiny)", v, r.Points())
-		}
+		require.NoError(t, err)
+		assert.Equal(t, 320, r.Points(), "%v: 80 digests for big, none for tiny", v)
 		for _, k := range conformance.Keys(1000) {
-			if got := r.LookupString(k).ID; got != "big:11211" {
-				t.Fatalf("%v: key %q placed on %s", v, k, got)
-			}
-			if got := r.AppendTopKString(nil, k, 2); len(got) != 2 || got[1].ID != "tiny:11211" {
-				t.Fatalf("%v: top 2 of %q = %v", v, k, got)
-			}
+			require.Equal(t, "big:11211", r.LookupString(k).ID, "%v: key %q", v, k)
+			got := r.AppendTopKString(nil, k, 2)
+			require.Len(t, got, 2, "%v: top 2 of %q = %v", v, k, got)
+			require.Equal(t, "tiny:11211", got[1].ID, "%v: top 2 of %q = %v", v, k, got)
 		}
 	}
 }
@@ -414,9 +363,7 @@ func TestKetamaGolden(t *testing.T) {
 		nodes[i] = chash.Node{ID: fmt.Sprintf("10.0.0.%d:11211", i+1)}
 	}
 	r, err := chash.NewRing(nodes, chash.WithKetama(chash.KetamaLibmemcached))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	conformance.Golden(t, "ring-ketama-libmemcached-10", r)
 }
 
@@ -445,19 +392,16 @@ func FuzzKetama(f *testing.F) {
 	f.Fuzz(func(t *testing.T, id1, id2 string, w1, w2 float64, v uint8, key string) {
 		r, err := chash.NewRing([]chash.Node{{ID: id1, Weight: w1}, {ID: id2, Weight: w2}}, chash.WithKetama(chash.KetamaVariant(v)))
 		if err != nil {
-			if r != nil {
-				t.Fatal("non-nil ring with an error")
-			}
+			require.Nil(t, r, "non-nil ring with an error")
 			return
 		}
 		n := r.LookupString(key)
-		if (n.ID != id1 && n.ID != id2) || r.Lookup([]byte(key)) != n {
-			t.Fatalf("Lookup(%q) = %+v", key, n)
-		}
+		require.True(t, n.ID == id1 || n.ID == id2, "Lookup(%q) = %+v", key, n)
+		require.Equal(t, n, r.Lookup([]byte(key)), "Lookup(%q) against LookupString", key)
 		top := r.AppendTopKString(nil, key, 3)
-		if len(top) != 2 || top[0] != n || top[0].ID == top[1].ID {
-			t.Fatalf("AppendTopK(%q, 3) = %v", key, top)
-		}
+		require.Len(t, top, 2, "AppendTopK(%q, 3) = %v", key, top)
+		require.Equal(t, n, top[0], "AppendTopK(%q, 3) = %v", key, top)
+		require.NotEqual(t, top[0].ID, top[1].ID, "AppendTopK(%q, 3) = %v", key, top)
 	})
 }
 
@@ -485,9 +429,7 @@ func BenchmarkKetama(b *testing.B) {
 			{"ketama-libmemcached", []chash.Option{chash.WithKetama(chash.KetamaLibmemcached)}},
 		} {
 			r, err := chash.NewRing(nodes, c.opts...)
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			for _, size := range benchKeySizes {
 				benchPaths(b, fmt.Sprintf("%s/nodes=%d/key=%d", c.name, n, size), r, size)
 			}

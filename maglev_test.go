@@ -1,7 +1,6 @@
 package chash_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -11,6 +10,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // maglevCollateral bounds the fraction of all keys that move between
@@ -47,9 +48,7 @@ func TestMaglevGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := chash.NewMaglev(tc.nodes, tc.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			conformance.Golden(t, tc.name, g)
 		})
 	}
@@ -84,10 +83,12 @@ func refMaglev(nodes []chash.Node, m int) []int {
 			}
 		}
 		pass[i] += stride[i]
-		for table[(offset[i]+next[i]*skip[i])%m] >= 0 {
+		// Entry j of node i's list, in 64 bits: j·skip exceeds an int32.
+		entry := func() int { return int((uint64(offset[i]) + uint64(next[i])*uint64(skip[i])) % uint64(m)) }
+		for table[entry()] >= 0 {
 			next[i]++
 		}
-		table[(offset[i]+next[i]*skip[i])%m] = i
+		table[entry()] = i
 		next[i]++
 	}
 	return table
@@ -138,23 +139,17 @@ func TestMaglevReference(t *testing.T) {
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("n=%d/M=%d", len(c.nodes), c.m), func(t *testing.T) {
 			g, err := chash.NewMaglev(c.nodes, chash.WithTableSize(c.m))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			table := refMaglev(c.nodes, c.m)
 			want := make([]int, len(c.nodes))
 			for _, i := range table {
 				want[i]++
 			}
-			if got := g.Entries(); !slices.Equal(got, want) {
-				t.Fatalf("entries %v, reference %v", got, want)
-			}
+			require.Equal(t, want, g.Entries(), "entries against the reference")
 			nodes := g.Nodes()
 			for _, k := range keys {
 				s, _ := bits.Mul64(xxhash.Sum64String(k), uint64(c.m))
-				if got, want := g.LookupString(k), nodes[table[s]]; got != want {
-					t.Fatalf("Lookup(%q) = %v, reference %v", k, got, want)
-				}
+				require.Equal(t, nodes[table[s]], g.LookupString(k), "Lookup(%q) against the reference", k)
 			}
 		})
 	}
@@ -167,63 +162,43 @@ func spread(counts []int) (lo, hi int) {
 func TestMaglevEntries(t *testing.T) {
 	for _, n := range []int{10, 100, 1000} {
 		g, err := chash.NewMaglev(conformance.Nodes(n))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		lo, hi := spread(g.Entries())
 		t.Logf("%d nodes, M=%d: entries per node %d to %d", n, g.TableSize(), lo, hi)
-		if hi-lo > 1 {
-			t.Errorf("%d equal nodes: entries differ by %d, want at most 1", n, hi-lo)
-		}
+		assert.LessOrEqual(t, hi-lo, 1, "%d equal nodes: entries differ", n)
 	}
 	nodes := []chash.Node{{ID: "w1", Weight: 1}, {ID: "w2", Weight: 2}, {ID: "w3", Weight: 3}, {ID: "w4", Weight: 4}}
 	for _, m := range []int{1009, 65537, 655373} {
 		g, err := chash.NewMaglev(nodes, chash.WithTableSize(m))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i, e := range g.Entries() {
 			ideal := float64(m) * nodes[i].Weight / 10
 			t.Logf("M=%d weight %v: %d entries, share %.5f (ideal %.0f, %.5f)", m, nodes[i].Weight, e, float64(e)/float64(m), ideal, ideal/float64(m))
-			if math.Abs(float64(e)-ideal) > 2 {
-				t.Errorf("M=%d weight %v: %d entries, want %.1f within 2", m, nodes[i].Weight, e, ideal)
-			}
+			assert.InDelta(t, ideal, float64(e), 2, "M=%d weight %v: entries", m, nodes[i].Weight)
 		}
 	}
 	// An extreme weight still leaves every node an entry.
 	g, err := chash.NewMaglev([]chash.Node{{ID: "a", Weight: 1e-300}, {ID: "b", Weight: 1e300}}, chash.WithTableSize(7))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e := g.Entries(); e[0] != 1 || e[1] != 6 {
-		t.Errorf("weights 1e-300 and 1e300: entries %v, want [1 6]", e)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 6}, g.Entries(), "weights 1e-300 and 1e300: entries")
 }
 
 func TestMaglevTableSize(t *testing.T) {
 	for _, m := range []int{-1, 0, 1, 4, 65536, 1 << 25} {
-		if _, err := chash.NewMaglev(conformance.Nodes(3), chash.WithTableSize(m)); !errors.Is(err, chash.ErrInvalidOption) {
-			t.Errorf("WithTableSize(%d): error %v, want ErrInvalidOption", m, err)
-		}
+		_, err := chash.NewMaglev(conformance.Nodes(3), chash.WithTableSize(m))
+		assert.ErrorIs(t, err, chash.ErrInvalidOption, "WithTableSize(%d)", m)
 	}
 	g, err := chash.NewMaglev(conformance.Nodes(3), chash.WithTableSize(3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e := g.Entries(); !slices.Equal(e, []int{1, 1, 1}) {
-		t.Errorf("3 nodes in 3 entries: %v", e)
-	}
-	if _, err := chash.NewMaglev(conformance.Nodes(4), chash.WithTableSize(3)); !errors.Is(err, chash.ErrInvalidOption) {
-		t.Errorf("4 nodes in 3 entries: error %v, want ErrInvalidOption", err)
-	}
-	if _, err := g.Add(chash.Node{ID: "x"}); !errors.Is(err, chash.ErrInvalidOption) {
-		t.Errorf("Add past the table size: error %v, want ErrInvalidOption", err)
-	}
-	if g.TableSize() != 3 {
-		t.Errorf("TableSize() = %d", g.TableSize())
-	}
-	if g, err := chash.NewMaglev(conformance.Nodes(1)); err != nil || g.TableSize() != chash.DefaultTableSize {
-		t.Errorf("default table size: %v, %v", g, err)
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 1, 1}, g.Entries(), "3 nodes in 3 entries")
+	_, err = chash.NewMaglev(conformance.Nodes(4), chash.WithTableSize(3))
+	assert.ErrorIs(t, err, chash.ErrInvalidOption, "4 nodes in 3 entries")
+	_, err = g.Add(chash.Node{ID: "x"})
+	assert.ErrorIs(t, err, chash.ErrInvalidOption, "Add past the table size")
+	assert.Equal(t, 3, g.TableSize())
+	g, err = chash.NewMaglev(conformance.Nodes(1))
+	if assert.NoError(t, err, "default table size") {
+		assert.Equal(t, chash.DefaultTableSize, g.TableSize(), "default table size")
 	}
 }
 
@@ -236,21 +211,16 @@ func TestMaglevWide(t *testing.T) {
 	}
 	for _, c := range sizes {
 		g, err := chash.NewMaglev(conformance.Nodes(c[0]), chash.WithTableSize(c[1]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if lo, hi := spread(g.Entries()); hi-lo > 1 {
-			t.Errorf("%d nodes, M=%d: entries %d to %d", c[0], c[1], lo, hi)
-		}
+		require.NoError(t, err)
+		lo, hi := spread(g.Entries())
+		assert.LessOrEqual(t, hi-lo, 1, "%d nodes, M=%d: entries %d to %d", c[0], c[1], lo, hi)
 		seen := map[string]bool{}
 		for _, k := range conformance.Keys(20_000) {
 			seen[g.LookupString(k).ID] = true
 		}
 		// 20,000 keys over M entries reach nearly every node; a wrong entry
 		// width would reach only a few, or panic.
-		if want := min(c[0], 20_000) * 8 / 10; len(seen) < want {
-			t.Errorf("%d nodes: 20,000 keys reached %d nodes, want >= %d", c[0], len(seen), want)
-		}
+		assert.GreaterOrEqual(t, len(seen), min(c[0], 20_000)*8/10, "%d nodes: nodes 20,000 keys reached", c[0])
 	}
 }
 
@@ -266,9 +236,7 @@ func TestMaglevDisruption(t *testing.T) {
 		}
 		nodes := conformance.Nodes(c.n)
 		g, err := chash.NewMaglev(nodes, chash.WithTableSize(c.m))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		before := conformance.Owners(g)
 		for _, what := range []string{"remove", "add"} {
 			lo, hi, sum := 1.0, 0.0, 0.0
@@ -281,55 +249,36 @@ func TestMaglevDisruption(t *testing.T) {
 					id = fmt.Sprintf("extra-%d", i)
 					d, err = g.Add(chash.Node{ID: id})
 				}
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				_, collateral := conformance.Moves(before, conformance.Owners(d), id)
 				lo, hi, sum = min(lo, collateral), max(hi, collateral), sum+collateral
 			}
 			t.Logf("n=%d M=%d %s (%d tries): collateral min %.5f mean %.5f max %.5f", c.n, c.m, what, c.tries, lo, sum/float64(c.tries), hi)
-			if hi > c.bound {
-				t.Errorf("n=%d M=%d %s: collateral up to %.5f, bound %.5f", c.n, c.m, what, hi, c.bound)
-			}
+			assert.LessOrEqual(t, hi, c.bound, "n=%d M=%d %s: collateral", c.n, c.m, what)
 		}
 	}
 }
 
 func TestMaglevAddRemove(t *testing.T) {
 	g, err := chash.NewMaglev(conformance.Nodes(5))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Remove("node-9"); !errors.Is(err, chash.ErrUnknownNode) {
-		t.Errorf("Remove(unknown): %v", err)
-	}
-	if _, err := g.Remove("node-0", "node-1", "node-2", "node-3", "node-4"); !errors.Is(err, chash.ErrNoNodes) {
-		t.Errorf("Remove(all): %v", err)
-	}
-	if _, err := g.Add(chash.Node{ID: "node-1"}); !errors.Is(err, chash.ErrDuplicateID) {
-		t.Errorf("Add(member): %v", err)
-	}
-	if _, err := g.Add(chash.Node{ID: "x", Weight: -1}); !errors.Is(err, chash.ErrInvalidWeight) {
-		t.Errorf("Add(weight -1): %v", err)
-	}
+	require.NoError(t, err)
+	_, err = g.Remove("node-9")
+	assert.ErrorIs(t, err, chash.ErrUnknownNode, "Remove(unknown)")
+	_, err = g.Remove("node-0", "node-1", "node-2", "node-3", "node-4")
+	assert.ErrorIs(t, err, chash.ErrNoNodes, "Remove(all)")
+	_, err = g.Add(chash.Node{ID: "node-1"})
+	assert.ErrorIs(t, err, chash.ErrDuplicateID, "Add(member)")
+	_, err = g.Add(chash.Node{ID: "x", Weight: -1})
+	assert.ErrorIs(t, err, chash.ErrInvalidWeight, "Add(weight -1)")
 	d, err := g.Add(chash.Node{ID: "b", Weight: 2}, chash.Node{ID: "a", Weight: 0.5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	d, err = d.Remove("node-2", "node-0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want, err := chash.NewMaglev([]chash.Node{{ID: "node-4"}, {ID: "a", Weight: 0.5}, {ID: "node-1"}, {ID: "b", Weight: 2}, {ID: "node-3"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(conformance.Owners(d), conformance.Owners(want)) || !slices.Equal(d.Nodes(), want.Nodes()) {
-		t.Error("Add then Remove places keys differently from New with the same nodes")
-	}
-	if g.Len() != 5 {
-		t.Errorf("the original changed: Len %d", g.Len())
-	}
+	require.NoError(t, err)
+	assert.Equal(t, conformance.Owners(want), conformance.Owners(d), "Add then Remove places keys differently from New with the same nodes")
+	assert.Equal(t, want.Nodes(), d.Nodes(), "Add then Remove against New with the same nodes")
+	assert.Equal(t, 5, g.Len(), "the original changed")
 }
 
 // TestMaglevTopKAll asks for every node, which exercises the fallback
@@ -337,9 +286,7 @@ func TestMaglevAddRemove(t *testing.T) {
 func TestMaglevTopKAll(t *testing.T) {
 	for _, c := range [][2]int{{10, 11}, {50, 53}, {100, 65537}, {7, 7}} {
 		g, err := chash.NewMaglev(conformance.Nodes(c[0]), chash.WithTableSize(c[1]))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		buf := make([]chash.Node, 0, c[0])
 		for _, k := range conformance.Keys(2000) {
 			buf = g.AppendTopKString(buf[:0], k, c[0])
@@ -348,9 +295,8 @@ func TestMaglevTopKAll(t *testing.T) {
 				ids[i] = n.ID
 			}
 			slices.Sort(ids)
-			if len(slices.Compact(ids)) != c[0] || buf[0] != g.LookupString(k) {
-				t.Fatalf("n=%d M=%d key %q: top %d = %v", c[0], c[1], k, c[0], buf)
-			}
+			require.Len(t, slices.Compact(ids), c[0], "n=%d M=%d key %q: top %d = %v", c[0], c[1], k, c[0], buf)
+			require.Equal(t, g.LookupString(k), buf[0], "n=%d M=%d key %q: top %d = %v", c[0], c[1], k, c[0], buf)
 		}
 	}
 }
@@ -369,9 +315,7 @@ func FuzzMaglev(f *testing.F) {
 		m = m % (1 << 20) // keep each build fast; larger sizes are rejected or slow
 		g, err := chash.NewMaglev(nodes, chash.WithTableSize(m))
 		if err != nil {
-			if g != nil {
-				t.Fatal("non-nil Maglev with an error")
-			}
+			require.Nil(t, g, "non-nil Maglev with an error")
 			return
 		}
 		conformance.Check(t, g, key, k%80)
@@ -401,9 +345,8 @@ func BenchmarkMaglevBuild(b *testing.B) {
 			b.Run(fmt.Sprintf("M=%d/nodes=%d", m, n), func(b *testing.B) {
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {
-					if _, err := chash.NewMaglev(nodes, chash.WithTableSize(m)); err != nil {
-						b.Fatal(err)
-					}
+					_, err := chash.NewMaglev(nodes, chash.WithTableSize(m))
+					require.NoError(b, err)
 				}
 			})
 		}

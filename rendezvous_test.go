@@ -2,7 +2,6 @@ package chash_test
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRendezvousConformance(t *testing.T) {
@@ -41,9 +42,7 @@ func TestRendezvousGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := chash.NewRendezvous(tc.nodes, tc.opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			conformance.Golden(t, tc.name, r)
 		})
 	}
@@ -104,23 +103,17 @@ func TestRendezvousDefinition(t *testing.T) {
 	for name, nodes := range map[string][]chash.Node{"equal": conformance.Nodes(40), "weighted": weighted} {
 		t.Run(name, func(t *testing.T) {
 			r, err := chash.NewRendezvous(nodes)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			buf := make([]chash.Node, 0, len(nodes))
 			for i, key := range conformance.Keys(20_000) {
 				want := refRank(nodes, key)
-				if got := r.LookupString(key); got != want[0] {
-					t.Fatalf("Lookup(%q) = %s, definition gives %s", key, got.ID, want[0].ID)
-				}
+				require.Equal(t, want[0], r.LookupString(key), "Lookup(%q) against the definition", key)
 				if i%10 != 0 {
 					continue
 				}
 				for _, k := range []int{3, len(nodes)} {
 					buf = r.AppendTopKString(buf[:0], key, k)
-					if !slices.Equal(buf, want[:k]) {
-						t.Fatalf("AppendTopK(%q, %d) = %v, definition gives %v", key, k, buf, want[:k])
-					}
+					require.Equal(t, want[:k], buf, "AppendTopK(%q, %d) against the definition", key, k)
 				}
 			}
 		})
@@ -135,21 +128,15 @@ func TestRendezvousDefinition(t *testing.T) {
 func TestRendezvousEqualWeightPaths(t *testing.T) {
 	nodes := conformance.Nodes(10)
 	fast, err := chash.NewRendezvous(nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	slow, err := fast.Add(chash.Node{ID: "heavy", Weight: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	scaled := slices.Clone(nodes)
 	for i := range scaled {
 		scaled[i].Weight = 3
 	}
 	tripled, err := chash.NewRendezvous(scaled)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	a := make([]chash.Node, 0, 10)
 	b := make([]chash.Node, 0, 11)
 	c := make([]chash.Node, 0, 10)
@@ -157,13 +144,9 @@ func TestRendezvousEqualWeightPaths(t *testing.T) {
 		a = fast.AppendTopKString(a[:0], key, 10)
 		b = slow.AppendTopKString(b[:0], key, 11)
 		b = slices.DeleteFunc(b, func(n chash.Node) bool { return n.ID == "heavy" })
-		if !slices.Equal(a, b) {
-			t.Fatalf("key %q: equal-weight path ranks %v, weighted path %v", key, conformance.IDs(a), conformance.IDs(b))
-		}
+		require.Equal(t, a, b, "key %q: equal-weight path against weighted path", key)
 		c = tripled.AppendTopKString(c[:0], key, 10)
-		if !slices.Equal(conformance.IDs(a), conformance.IDs(c)) {
-			t.Fatalf("key %q: weights 1 rank %v, weights 3 rank %v", key, conformance.IDs(a), conformance.IDs(c))
-		}
+		require.Equal(t, conformance.IDs(a), conformance.IDs(c), "key %q: weights 1 against weights 3", key)
 	}
 }
 
@@ -183,9 +166,7 @@ func TestRendezvousShares(t *testing.T) {
 			total += w
 		}
 		r, err := chash.NewRendezvous(nodes)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		count := map[string]int{}
 		for _, k := range keys {
 			count[r.LookupString(k).ID]++
@@ -196,9 +177,7 @@ func TestRendezvousShares(t *testing.T) {
 			// 5 standard deviations of the sampled share.
 			tol := 5 * math.Sqrt(want*(1-want)/float64(len(keys)))
 			report = append(report, fmt.Sprintf("%v: %.4f (ideal %.4f)", weights[i], share, want))
-			if math.Abs(share-want) > tol {
-				t.Errorf("weights %v: node of weight %v has share %.5f, want %.5f ± %.5f", weights, weights[i], share, want, tol)
-			}
+			assert.InDelta(t, want, share, tol, "weights %v: share of the node of weight %v", weights, weights[i])
 		}
 		t.Logf("%d keys, shares %s", len(keys), strings.Join(report, ", "))
 	}
@@ -212,15 +191,11 @@ func TestRendezvousReweight(t *testing.T) {
 		nodes[i].Weight = float64(1 + i%4)
 	}
 	before, err := chash.NewRendezvous(nodes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	changed := slices.Clone(nodes)
 	changed[5].Weight /= 3 // weight 2 -> 2/3: it keeps a third of its keys
 	after, err := chash.NewRendezvous(changed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	moved, owned := 0, 0
 	for _, k := range conformance.Keys(conformance.NumKeys) {
 		a, b := before.LookupString(k), after.LookupString(k)
@@ -229,49 +204,36 @@ func TestRendezvousReweight(t *testing.T) {
 		}
 		if a.ID != b.ID {
 			moved++
-			if a.ID != nodes[5].ID {
-				t.Fatalf("key %q moved from %s to %s; only %s changed", k, a.ID, b.ID, nodes[5].ID)
-			}
+			require.Equal(t, nodes[5].ID, a.ID, "key %q moved to %s; only %s changed", k, b.ID, nodes[5].ID)
 		}
 	}
 	// Its share goes from 2/50 to (2/3)/(48+2/3).
 	want := 1 - (2.0/3/(48+2.0/3))/(2.0/50)
-	if got := float64(moved) / float64(owned); math.Abs(got-want) > 0.03 {
-		t.Errorf("%.4f of the node's keys moved, want %.4f", got, want)
-	}
+	assert.InDelta(t, want, float64(moved)/float64(owned), 0.03, "fraction of the node's keys that moved")
 }
 
 func TestRendezvousErrors(t *testing.T) {
 	for _, w := range []float64{0x1p101, 1e31, 0x1p-101, 1e-31, math.SmallestNonzeroFloat64, math.MaxFloat64} {
 		r, err := chash.NewRendezvous([]chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: w}})
-		if !errors.Is(err, chash.ErrInvalidWeight) || r != nil {
-			t.Errorf("weight %v: got %v, %v; want ErrInvalidWeight", w, r, err)
-		}
+		assert.ErrorIs(t, err, chash.ErrInvalidWeight, "weight %v", w)
+		assert.Nil(t, r, "weight %v", w)
 	}
 	for _, w := range []float64{0x1p100, 0x1p-100} {
-		if _, err := chash.NewRendezvous([]chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: w}}); err != nil {
-			t.Errorf("weight %v: %v", w, err)
-		}
+		_, err := chash.NewRendezvous([]chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: w}})
+		assert.NoError(t, err, "weight %v", w)
 	}
 	r, err := chash.NewRendezvous(conformance.Nodes(3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Remove("node-1", "nope"); !errors.Is(err, chash.ErrUnknownNode) {
-		t.Errorf("Remove(unknown): %v", err)
-	}
-	if _, err := r.Remove("node-0", "node-1", "node-2"); !errors.Is(err, chash.ErrNoNodes) {
-		t.Errorf("Remove(all): %v", err)
-	}
-	if _, err := r.Add(chash.Node{ID: "node-1"}); !errors.Is(err, chash.ErrDuplicateID) {
-		t.Errorf("Add(duplicate): %v", err)
-	}
-	if _, err := r.Add(chash.Node{ID: "x", Weight: 1e40}); !errors.Is(err, chash.ErrInvalidWeight) {
-		t.Errorf("Add(weight 1e40): %v", err)
-	}
-	if _, err := chash.NewRendezvous(conformance.Nodes(3), chash.WithHasher(nil)); !errors.Is(err, chash.ErrInvalidOption) {
-		t.Errorf("WithHasher(nil): %v", err)
-	}
+	require.NoError(t, err)
+	_, err = r.Remove("node-1", "nope")
+	assert.ErrorIs(t, err, chash.ErrUnknownNode, "Remove(unknown)")
+	_, err = r.Remove("node-0", "node-1", "node-2")
+	assert.ErrorIs(t, err, chash.ErrNoNodes, "Remove(all)")
+	_, err = r.Add(chash.Node{ID: "node-1"})
+	assert.ErrorIs(t, err, chash.ErrDuplicateID, "Add(duplicate)")
+	_, err = r.Add(chash.Node{ID: "x", Weight: 1e40})
+	assert.ErrorIs(t, err, chash.ErrInvalidWeight, "Add(weight 1e40)")
+	_, err = chash.NewRendezvous(conformance.Nodes(3), chash.WithHasher(nil))
+	assert.ErrorIs(t, err, chash.ErrInvalidOption, "WithHasher(nil)")
 }
 
 func FuzzRendezvous(f *testing.F) {
@@ -282,9 +244,7 @@ func FuzzRendezvous(f *testing.F) {
 	f.Fuzz(func(t *testing.T, idList string, weights []byte, key string, k int, seed uint64) {
 		r, err := chash.NewRendezvous(conformance.FuzzNodes(idList, weights), chash.WithHasher(chash.XXHashSeed(seed)))
 		if err != nil {
-			if r != nil {
-				t.Fatal("non-nil placer with an error")
-			}
+			require.Nil(t, r, "non-nil placer with an error")
 			return
 		}
 		conformance.Check(t, r, key, k%40)
@@ -327,9 +287,7 @@ func BenchmarkRendezvousWeighted(b *testing.B) {
 			nodes[i].Weight = float64(1 + i%4)
 		}
 		r, err := chash.NewRendezvous(nodes)
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		benchPaths(b, fmt.Sprintf("nodes=%d/key=13", n), r, 13)
 	}
 }

@@ -47,9 +47,10 @@ type Ring struct {
 	points []point // ascending by position, then node ID
 	// index[b] is the first point whose position's top bits are >= b, for
 	// the 1<<(64-shift) buckets of the circle, plus a sentinel.
-	index []uint32
-	shift uint8
-	cfg   config
+	index   []uint32
+	shift   uint8
+	crowded bool // some bucket holds more than crowdedBucket points
+	cfg     config
 }
 
 type point struct {
@@ -125,6 +126,11 @@ func comparePoints(a, b point) int {
 	return cmp.Compare(a.node, b.node)
 }
 
+// crowdedBucket is the most points a bucket of the index may hold before
+// lookups bisect it instead of scanning it. Honest rings hold about one a
+// bucket; only points placed together on purpose reach it.
+const crowdedBucket = 16
+
 // pointTolerance is how far, relative to its exact share of points, a
 // node's rounded point count may be off: a weight the ring would misstate
 // by more is rejected rather than silently distorted.
@@ -167,28 +173,45 @@ func (r *Ring) buildIndex() {
 		r.index[p.pos>>r.shift+1]++
 	}
 	for i := 1; i < len(r.index); i++ {
+		r.crowded = r.crowded || r.index[i] > crowdedBucket
 		r.index[i] += r.index[i-1]
 	}
 }
 
-// find returns the index of the first point at or after h, wrapping. A
-// bucket holds about one point; one that holds many (points that crafted
-// IDs placed together) is searched by bisection, so no lookup is slower
-// than O(log P).
+// find returns the index of the first point at or after h, wrapping: a
+// scan of h's bucket, which holds about one point.
 func (r *Ring) find(h uint64) int {
 	b := h >> r.shift
 	i, j := int(r.index[b]), int(r.index[b+1])
-	if j-i > 8 {
-		i = i + sort.Search(j-i, func(x int) bool { return r.points[i+x].pos >= h })
-	} else {
-		for i < j && r.points[i].pos < h {
-			i++
-		}
+	for i < j && r.points[i].pos < h {
+		i++
 	}
 	if i == len(r.points) {
 		i = 0
 	}
 	return i
+}
+
+// findCrowded is find for a ring with a bucket of more than crowdedBucket
+// points (points that crafted IDs placed together): it bisects the bucket,
+// so that no lookup is slower than O(log P). Lookups choose between the two
+// by r.crowded, which keeps find small enough to inline.
+func (r *Ring) findCrowded(h uint64) int {
+	b := h >> r.shift
+	i, j := int(r.index[b]), int(r.index[b+1])
+	i += sort.Search(j-i, func(x int) bool { return r.points[i+x].pos >= h })
+	if i == len(r.points) {
+		i = 0
+	}
+	return i
+}
+
+// locate is find or findCrowded, as r needs.
+func (r *Ring) locate(h uint64) int {
+	if r.crowded {
+		return r.findCrowded(h)
+	}
+	return r.find(h)
 }
 
 // Lookup returns the node owning the first point at or after key's hash.
@@ -201,6 +224,9 @@ func (r *Ring) Lookup(key []byte) Node {
 		h = xxhash.Sum64(key)
 	} else {
 		h = r.cfg.hasher.ext.Sum64(key)
+	}
+	if r.crowded {
+		return r.nodes[r.points[r.findCrowded(h)].node]
 	}
 	return r.nodes[r.points[r.find(h)].node]
 }
@@ -215,6 +241,9 @@ func (r *Ring) LookupString(key string) Node {
 		h = xxhash.Sum64String(key)
 	} else {
 		h = r.cfg.hasher.ext.Sum64String(key)
+	}
+	if r.crowded {
+		return r.nodes[r.points[r.findCrowded(h)].node]
 	}
 	return r.nodes[r.points[r.find(h)].node]
 }
@@ -245,7 +274,7 @@ func (r *Ring) appendTopK(dst []Node, h uint64, k int) []Node {
 	}
 	start := len(dst)
 	seen := newPicked(len(r.nodes), k)
-	i := r.find(h)
+	i := r.locate(h)
 	for walked := 0; len(dst)-start < k && walked < len(r.points); walked++ {
 		j := int(r.points[i].node)
 		if n := &r.nodes[j]; seen.take(j, n.ID, dst[start:]) {

@@ -22,7 +22,7 @@ func (r *Ring) appendZoned(dst []Node, key zkey, k int, domain []uint8, domains 
 	} else {
 		h = r.cfg.hasher.sum(key.b)
 	}
-	start, first := len(dst), r.find(h)
+	start, first := len(dst), r.locate(h)
 	i, covered := first, 0
 	var seen uint64 // domains taken, when domain is given
 	if len(domain) != len(r.nodes) {

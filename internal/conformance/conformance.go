@@ -38,7 +38,9 @@ type Spec struct {
 	// (sampling noise at 10,000 keys a node is about 1%).
 	MaxCV, MaxPeak float64
 	// ShareTol bounds |share/expected - 1| for weighted shares (weights
-	// 1:2:3:4) and for the share a node added to 10 takes (1/11).
+	// 1:2:3:4), and, with 2·MaxCV if that is larger, for the share a node
+	// added to 10 takes (1/11) and the share of a node removed from 10
+	// (1/10), not counting collateral moves.
 	ShareTol float64
 	// Collateral bounds the fraction of all keys that may move between
 	// nodes other than the one added, removed or reweighted. Zero demands
@@ -288,6 +290,21 @@ func checkCollateral(t *testing.T, s Spec, what string, collateral float64) {
 	}
 }
 
+// checkShare bounds the keys that moved to or from the node added or
+// removed, moved less collateral: they are that node's share, 1/n of n
+// equal nodes, within ShareTol or, if larger, 2·MaxCV (one node's load
+// may stray from the mean by about the CV). Keys moving between other
+// nodes are bounded apart, by Collateral, so they cannot make up for a
+// node that takes or gives up too few keys, or none.
+func checkShare(s Spec, what string, changed float64, n int) error {
+	tol := max(s.ShareTol, 2*s.MaxCV)
+	if !(math.Abs(changed*float64(n)-1) <= tol) {
+		return fmt.Errorf("%s: %.4f of keys moved to or from the node, want 1/%d = %.4f within %.0f%%",
+			what, changed, n, 1/float64(n), 100*tol)
+	}
+	return nil
+}
+
 func add(t *testing.T, s Spec) {
 	nodes := Nodes(10)
 	p := build(t, s, nodes)
@@ -297,8 +314,8 @@ func add(t *testing.T, s Spec) {
 	moved, collateral := Moves(before, after, extra.ID)
 	t.Logf("10 -> 11 nodes: %.4f of keys moved (ideal %.4f), collateral %.5f", moved, 1.0/11, collateral)
 	checkCollateral(t, s, "add", collateral)
-	if math.Abs(moved*11-1) > s.ShareTol+11*s.Collateral {
-		t.Errorf("add: %.4f of keys moved, want 1/11 = %.4f within %.0f%%", moved, 1.0/11, 100*s.ShareTol)
+	if err := checkShare(s, "add", moved-collateral, 11); err != nil {
+		t.Error(err)
 	}
 	if s.Add != nil {
 		d, err := s.Add(p, extra)
@@ -330,6 +347,9 @@ func remove(t *testing.T, s Spec) {
 	moved, collateral := Moves(before, after, id)
 	t.Logf("10 -> 9 nodes: %.4f of keys moved, collateral %.5f", moved, collateral)
 	checkCollateral(t, s, "remove", collateral)
+	if err := checkShare(s, "remove", moved-collateral, 10); err != nil {
+		t.Error(err)
+	}
 	if s.Remove != nil {
 		d, err := s.Remove(p, id)
 		if err != nil {

@@ -1,0 +1,121 @@
+package chash_test
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// jumpLCG is one step of jump hash's generator (Lamping and Veach 2014).
+func jumpLCG(key uint64) uint64 { return key*2862933555777941757 + 1 }
+
+// TestJumpHashLoopExit pins the loop's exit test at equality. Each step
+// computes f = (b+1)·2^31/(r+1), r the generator's top 31 bits, and stops
+// when f reaches the bucket count. When r+1 is a power of two 2^t the
+// quotient is exact, f = (b+1)·2^(31-t), and a bucket count equal to f
+// makes the comparison decide: with "f >= buckets" the answer is b, with
+// "f > buckets" the loop jumps to j = buckets and returns that, one past
+// the last bucket.
+//
+// The keys are found backwards: choose the state after the step with the
+// wanted top bits, then undo the step with the generator's inverse.
+func TestJumpHashLoopExit(t *testing.T) {
+	// First step: r = 2^21-1, f = 1·2^10 = 1024.
+	const first = uint64(8250950918642078430)
+	require.Equal(t, uint64(1<<21-1), jumpLCG(first)>>33)
+	assert.Equal(t, 0, chash.JumpHash(first, 1024))
+	// Second step: the first gives f in (1, 2), so j = 1; then r = 2^20-1
+	// and f = 2·2^11 = 4096.
+	const second = uint64(14032347646093745108)
+	r1 := jumpLCG(second) >> 33
+	require.Equal(t, 1, int(float64(1<<31)/float64(r1+1)))
+	require.Equal(t, uint64(1<<20-1), jumpLCG(jumpLCG(second))>>33)
+	assert.Equal(t, 1, chash.JumpHash(second, 4096))
+	for _, tc := range []struct {
+		key     uint64
+		buckets int
+	}{{first, 1024}, {second, 4096}} {
+		for b := tc.buckets - 2; b <= tc.buckets+2; b++ {
+			got := chash.JumpHash(tc.key, b)
+			assert.True(t, got >= 0 && got < b, "JumpHash(%d, %d) = %d: out of range", tc.key, b, got)
+			next := chash.JumpHash(tc.key, b+1)
+			assert.True(t, next == got || next == b, "JumpHash(%d, %d) = %d, with one more bucket %d", tc.key, b, got, next)
+		}
+	}
+}
+
+// TestJumpTopKPast16 checks whole rankings, where choices past the 16th
+// follow in bucket order from a hashed start: distinct members, and each
+// shorter ranking a prefix of the longer ones.
+func TestJumpTopKPast16(t *testing.T) {
+	for _, n := range []int{16, 17, 18, 20, 33, 100} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			j, err := chash.NewJump(conformance.Nodes(n))
+			require.NoError(t, err)
+			members := conformance.IDs(j.Nodes())
+			seventeenth := map[string]int{}
+			for _, key := range pinKeys(300, 6) {
+				full := j.AppendTopKString(nil, key, n)
+				require.Len(t, full, n)
+				ids := conformance.IDs(full)
+				require.ElementsMatch(t, members, ids, "key %q: whole ranking is not every member once", key)
+				for k := 1; k < n; k++ {
+					require.Equal(t, full[:k], j.AppendTopKString(nil, key, k), "key %q: top %d is not a prefix of top %d", key, k, n)
+				}
+				require.Equal(t, full, j.AppendTopK(nil, []byte(key), n+5))
+				if n > 16 {
+					seventeenth[ids[16]]++
+				}
+			}
+			if n > 16 {
+				// The 17th choice is spread, not always the same node.
+				assert.Greater(t, len(seventeenth), min(n-16, 3), "17th choices: %v", seventeenth)
+			}
+		})
+	}
+}
+
+// TestJumpShares: each of n buckets owns exactly 1/n, exact and in bucket
+// order; keys agree within sampling noise.
+func TestJumpShares(t *testing.T) {
+	nodes := conformance.Nodes(7)
+	slices.Reverse(nodes) // bucket order, not ID order
+	j, err := chash.NewJump(nodes)
+	require.NoError(t, err)
+	for _, p := range []chash.Placer{j, chash.NewHolder(j)} {
+		o, err := chash.Shares(p)
+		require.NoError(t, err)
+		assert.True(t, o.Exact)
+		assert.Zero(t, o.Samples)
+		require.Len(t, o.Shares, len(nodes))
+		load := conformance.Load(conformance.Owners(j), conformance.IDs(nodes))
+		sum := 0.0
+		for i, s := range o.Shares {
+			assert.Equal(t, chash.Node{ID: nodes[i].ID, Weight: 1}, s.Node)
+			assert.Equal(t, 1.0/7, s.Fraction)
+			sum += s.Fraction
+			sigma := math.Sqrt(conformance.NumKeys * (1.0 / 7) * (6.0 / 7))
+			assert.InDelta(t, conformance.NumKeys/7.0, load[i], 5*sigma, "%s", s.Node.ID)
+		}
+		assert.InDelta(t, 1, sum, 1e-15)
+		assert.Equal(t, []float64{1, 1, 1, 1, 1, 1, 1}, o.Loads())
+		assert.Zero(t, o.CV())
+		assert.Equal(t, 1.0, o.Peak())
+	}
+}
+
+// TestJumpRankingChecksum pins whole rankings of 40 buckets for 10,000
+// keys, choices past the 16th included, which the golden files (top 3)
+// do not reach. The constant was computed once and frozen.
+func TestJumpRankingChecksum(t *testing.T) {
+	j, err := chash.NewJump(conformance.Nodes(40))
+	require.NoError(t, err)
+	got := topKChecksum(j, conformance.Keys(10_000), 40)
+	assert.Equal(t, uint64(0xa68c61b8825b634d), got, "checksum %#x", got)
+}
