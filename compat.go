@@ -1,7 +1,6 @@
 package chash
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -146,6 +145,3 @@ func appendByScore(dst []Node, nodes []Node, k int, score func(i int) uint64) []
 // stringBytes views s as bytes, without copying it, for a function that
 // only reads them (crc32.ChecksumIEEE, the placers' Lookup).
 func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
-
-// compareIDs orders nodes by ID, for placers whose system ignores order.
-func compareIDs(a, b Node) int { return cmp.Compare(a.ID, b.ID) }

@@ -30,7 +30,7 @@ func checkNodes(nodes []Node, sorted bool) ([]Node, error) {
 	if !sorted {
 		byID = slices.Clone(out)
 	}
-	slices.SortFunc(byID, func(a, b Node) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(byID, compareIDs)
 	for i := 1; i < len(byID); i++ {
 		if byID[i].ID == byID[i-1].ID {
 			return nil, fmt.Errorf("%w: %q", ErrDuplicateID, byID[i].ID)
@@ -56,6 +56,10 @@ func summarize(nodes []Node) weightSummary {
 	}
 	return s
 }
+
+// compareIDs orders nodes by ID, the order of every placer's Nodes but
+// the jump family's.
+func compareIDs(a, b Node) int { return cmp.Compare(a.ID, b.ID) }
 
 // indexOf returns the position of the node with the given ID in nodes,
 // which are sorted by ID, or -1.

@@ -279,7 +279,7 @@ func checkMapInput(nodes []Node, spec ShardSpec) ([]Node, ShardSpec, error) {
 			return nil, spec, fmt.Errorf("%w: node %q has weight %v: a shard map accepts 0 (draining) to 1e12", ErrInvalidWeight, n.ID, n.Weight)
 		}
 	}
-	slices.SortFunc(ns, func(a, b Node) int { return cmpString(a.ID, b.ID) })
+	slices.SortFunc(ns, compareIDs)
 	for i := 1; i < len(ns); i++ {
 		if ns[i].ID == ns[i-1].ID {
 			return nil, spec, fmt.Errorf("%w: %q", ErrDuplicateID, ns[i].ID)
@@ -301,16 +301,6 @@ func checkMapInput(nodes []Node, spec ShardSpec) ([]Node, ShardSpec, error) {
 	}
 	spec.Pins = pins
 	return ns, spec, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // newMap assembles a map from checked parts and fingerprints it.

@@ -177,7 +177,7 @@ func TestDiffBadInput(t *testing.T) {
 		{[]string{good}, "want two membership files"},
 		{[]string{good, filepath.Join(t.TempDir(), "missing.txt")}, "missing.txt"},
 		{[]string{good, writeFile(t, "weight.txt", "a 1\nb heavy\n")}, "weight.txt:2: weight \"heavy\""},
-		{[]string{good, writeFile(t, "fields.txt", "a 1 2\n")}, "fields.txt:1"},
+		{[]string{good, writeFile(t, "fields.txt", "a 1 z1 extra\n")}, "fields.txt:1"},
 		{[]string{good, writeFile(t, "empty.txt", "# nobody\n\n")}, "no nodes"},
 		{[]string{good, writeFile(t, "dup.txt", "a\na\n")}, "duplicate node ID"},
 		{[]string{good, writeFile(t, "neg.txt", "a -1\n")}, "want a number >= 0"},

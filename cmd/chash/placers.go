@@ -137,10 +137,14 @@ func (m *modN) Len() int { return len(m.nodes) }
 const maxLine = 1 << 20
 
 // readMembers reads a membership file: one node ID a line, optionally
-// followed by whitespace and a weight; blank lines and lines or line ends
-// starting with # are ignored, and so is a UTF-8 byte order mark at the
-// start. Every error names the file and line.
-func readMembers(name string) ([]chash.Node, error) {
+// followed by whitespace, a weight and a zone; blank lines and lines or
+// line ends starting with # are ignored, and so is a UTF-8 byte order mark
+// at the start. Every error names the file and line. A node without a
+// weight has weight 0, which the placers read as 1.
+func readMembers(name string) ([]chash.Node, error) { return readNodes(name, 0) }
+
+// readNodes is readMembers with the weight of a node that gives none.
+func readNodes(name string, weight float64) ([]chash.Node, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -155,7 +159,7 @@ func readMembers(name string) ([]chash.Node, error) {
 		if line == 1 {
 			text = strings.TrimPrefix(text, "\uFEFF") // editors on Windows write one
 		}
-		n, ok, err := parseMember(text)
+		n, ok, err := parseNode(text, weight)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
 		}
@@ -176,7 +180,11 @@ func readMembers(name string) ([]chash.Node, error) {
 
 // parseMember parses one line of a membership file; ok is false for a
 // line that holds no node.
-func parseMember(line string) (n chash.Node, ok bool, err error) {
+func parseMember(line string) (chash.Node, bool, error) { return parseNode(line, 0) }
+
+// parseNode parses "ID [WEIGHT [ZONE]]", giving weight to a node without
+// one.
+func parseNode(line string, weight float64) (n chash.Node, ok bool, err error) {
 	fields := strings.Fields(line)
 	for i, f := range fields {
 		if strings.HasPrefix(f, "#") {
@@ -187,15 +195,18 @@ func parseMember(line string) (n chash.Node, ok bool, err error) {
 	switch len(fields) {
 	case 0:
 		return chash.Node{}, false, nil
-	case 1, 2:
+	case 1, 2, 3:
 	default:
-		return chash.Node{}, false, fmt.Errorf("want an ID and an optional weight, got %d fields", len(fields))
+		return chash.Node{}, false, fmt.Errorf("want an ID, an optional weight and an optional zone, got %d fields", len(fields))
 	}
 	if err := checkID(fields[0]); err != nil {
 		return chash.Node{}, false, err
 	}
-	n.ID = fields[0]
-	if len(fields) == 2 {
+	n.ID, n.Weight = fields[0], weight
+	if len(fields) == 3 {
+		n.Zone = fields[2]
+	}
+	if len(fields) >= 2 {
 		w, err := strconv.ParseFloat(fields[1], 64)
 		if err != nil || w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
 			return chash.Node{}, false, fmt.Errorf("weight %q of %q: want a number >= 0", fields[1], fields[0])

@@ -23,6 +23,7 @@ func TestParseMember(t *testing.T) {
 		"  cache-b 2  # big": {"cache-b", 2, true},
 		"a#b 0.5":            {"a#b", 0.5, true},
 		"10.0.0.1:11211\t3":  {"10.0.0.1:11211", 3, true},
+		"a 1 2":              {"a", 1, true}, // zone "2"
 	} {
 		n, ok, err := parseMember(line)
 		require.NoError(t, err, "%q", line)
@@ -30,7 +31,7 @@ func TestParseMember(t *testing.T) {
 		assert.Equal(t, want.id, n.ID, "%q", line)
 		assert.Equal(t, want.w, n.Weight, "%q", line)
 	}
-	for _, line := range []string{"a=2", "a,b", "a 1 2", "a -1", "a NaN", "a Inf", "a 1e400", "a\u200b", "\ufeffa", "a\x7f"} {
+	for _, line := range []string{"a=2", "a,b", "a 1 z1 extra", "a -1", "a NaN", "a Inf", "a 1e400", "a\u200b", "\ufeffa", "a\x7f"} {
 		_, _, err := parseMember(line)
 		assert.Error(t, err, "%q accepted", line)
 	}

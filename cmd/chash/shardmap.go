@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -173,42 +171,10 @@ func readMap(name string) (*chash.ShardMap, error) {
 	return m, nil
 }
 
-// readMapNodes reads a shard map's fleet: ID [WEIGHT [ZONE]] a line.
-func readMapNodes(name string) ([]chash.Node, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var nodes []chash.Node
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		text, _, _ := strings.Cut(sc.Text(), "#")
-		fields := strings.Fields(text)
-		if len(fields) == 0 {
-			continue
-		}
-		if len(fields) > 3 {
-			return nil, fmt.Errorf("%s:%d: want ID [WEIGHT [ZONE]], got %d fields", name, line, len(fields))
-		}
-		n := chash.Node{ID: fields[0], Weight: 1}
-		if len(fields) > 1 {
-			w, err := strconv.ParseFloat(fields[1], 64)
-			if err != nil || w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
-				return nil, fmt.Errorf("%s:%d: weight %q: want a number >= 0", name, line, fields[1])
-			}
-			n.Weight = w
-		}
-		if len(fields) > 2 {
-			n.Zone = fields[2]
-		}
-		nodes = append(nodes, n)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	return nodes, nil
-}
+// readMapNodes reads a shard map's fleet, ID [WEIGHT [ZONE]] a line, as
+// membership files are read; a node without a weight has weight 1, since
+// in a shard map 0 drains a node.
+func readMapNodes(name string) ([]chash.Node, error) { return readNodes(name, 1) }
 
 // parsePins reads PARTITION=NODE,...
 func parsePins(s string) ([]chash.Pin, error) {
