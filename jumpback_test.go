@@ -146,8 +146,9 @@ func TestJumpBackHashMonotone(t *testing.T) {
 	}
 	for s := 12; s <= 31; s++ {
 		for d := -3; d <= 2; d++ {
-			if n := 1<<s + d; n < math.MaxInt32 {
-				counts = append(counts, n)
+			// In 64 bits, so that 1<<31 does not wrap on 32-bit platforms.
+			if n := int64(1)<<s + int64(d); n < math.MaxInt32 {
+				counts = append(counts, int(n))
 			}
 		}
 	}
