@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"log"
 	"os"
 
 	"github.com/bradfitz/gomemcache/memcache"
@@ -27,7 +28,7 @@ func main() {
 		}
 		lists[s.Name] = new(memcache.ServerList)
 		if err := lists[s.Name].SetServers(servers...); err != nil {
-			panic(err)
+			log.Fatal(err)
 		}
 	}
 	err := vectors.Write(os.Stdout, "gomemcache ServerList (bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c).\nA server of weight w is listed w times in a row. Columns: the first index in each set of the server PickServer returns.", sets, vectors.Keys(2000, true),
