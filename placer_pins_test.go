@@ -214,7 +214,7 @@ func TestInlining(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	for _, fn := range []string{
 		"mix64", "unit", "JumpHash", "absent", "clampK",
-		"(*Ring).find", "(*Maglev).at", "(*Maglev).slot", "(*Bounded).partition", "partitionHash",
+		"(*Maglev).at", "(*Maglev).slot", "(*Bounded).partition", "partitionHash",
 		"(*Holder).Load",
 	} {
 		re := regexp.MustCompile(`(?m): can inline ` + regexp.QuoteMeta(fn) + `$`)

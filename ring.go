@@ -15,7 +15,7 @@ import (
 // says otherwise.
 const DefaultVnodes = 160
 
-// maxPoints bounds a ring's size: 1<<24 points take 384 MiB.
+// maxPoints bounds a ring's size: 1<<24 points take 576 MiB.
 const maxPoints = 1 << 24
 
 // Ring is a consistent-hash ring with virtual nodes (Karger et al., STOC
@@ -30,13 +30,14 @@ const maxPoints = 1 << 24
 // node. Points that collide are ordered by node ID, so the ring does not
 // depend on the order nodes were given in.
 //
-// Lookups cost one hash, one read of a bucket index and, on average, one or
-// two point comparisons: O(1) expected operations (a bucket crowded by
-// crafted IDs is bisected, O(log P)). Memory is 16 bytes per point plus 4 to
-// 8 bytes per point of index, at most 24 bytes per point (64 nodes at 160
-// points: about 240 KiB); past a few hundred thousand points the ring no
-// longer fits in cache and each lookup pays about two cache misses
-// (BENCHMARKS.md).
+// Lookups cost one hash and one read of a bucket index, whose entry names
+// the owners of its bucket's keys unless the bucket holds several points;
+// 6% to 18% of keys then also search the points: O(1) expected operations
+// (a bucket crowded by crafted IDs is bisected, O(log P)). Memory is 16
+// bytes per point plus 20 to 40 bytes per point of index, at most 56 bytes
+// per point (64 nodes at 160 points: 480 KiB). Once the index outgrows
+// the caches (a few hundred thousand points), a lookup costs about one
+// cache miss (BENCHMARKS.md).
 //
 // A Ring is immutable and safe for concurrent use; Add and Remove derive new
 // rings. Nodes are reported in ascending ID order. The zero Ring, like a
@@ -45,9 +46,12 @@ const maxPoints = 1 << 24
 type Ring struct {
 	nodes  []Node  // members, ascending by ID
 	points []point // ascending by position, then node ID
-	// index[b] is the first point whose position's top bits are >= b, for
-	// the 1<<(64-shift) buckets of the circle, plus a sentinel.
-	index   []uint32
+	// The circle is cut into 1<<(64-shift) buckets, the hashes with the
+	// same top bits. index[b] answers most keys of bucket b, and starts[b]
+	// is the first point whose position is in bucket b or after it (plus
+	// a sentinel, len(points)).
+	index   []bucket
+	starts  []uint32
 	shift   uint8
 	crowded bool // some bucket holds more than crowdedBucket points
 	cfg     config
@@ -57,6 +61,24 @@ type point struct {
 	pos  uint64
 	node uint32 // index into nodes
 }
+
+// bucket is an entry of the ring's index: the owners of the keys of one
+// bucket, inline, so that most lookups need no read of the points.
+type bucket struct {
+	// Keys past pos belong to after, the node of the first point past the
+	// bucket (wrapping). pos is the bucket's last point; MaxUint64 if it
+	// has none.
+	pos   uint64
+	after uint32
+	// Keys at or before pos belong to node, the node of the bucket's only
+	// point (or after, if it has none); several if the bucket has more than
+	// one point, which only a search of the points can tell apart.
+	node uint32
+}
+
+// several marks a bucket of more than one point; node indexes are below
+// it, as they fit point.node.
+const several = math.MaxUint32
 
 var _ Placer = (*Ring)(nil)
 
@@ -165,53 +187,75 @@ func (c config) appendPoints(dst []point, n Node, i uint32, count int) []point {
 	return dst
 }
 
+// buildIndex builds r.index and r.starts in O(B + P) for B buckets and P
+// points.
 func (r *Ring) buildIndex() {
-	b := bits.Len(uint(len(r.points)))
+	// Between P and 2P buckets for P points, and at least 2, so that the
+	// shift is below 64 (a ring has at least one point: every member has
+	// points, and a ring has members).
+	b := max(1, bits.Len(uint(len(r.points)-1)))
 	r.shift = uint8(64 - b)
-	r.index = make([]uint32, 1<<b+1)
+	r.starts = make([]uint32, 1<<b+1)
 	for _, p := range r.points {
-		r.index[p.pos>>r.shift+1]++
+		r.starts[p.pos>>r.shift+1]++
 	}
-	for i := 1; i < len(r.index); i++ {
-		r.crowded = r.crowded || r.index[i] > crowdedBucket
-		r.index[i] += r.index[i-1]
+	for x := 1; x < len(r.starts); x++ {
+		r.crowded = r.crowded || r.starts[x] > crowdedBucket
+		r.starts[x] += r.starts[x-1]
+	}
+	r.index = make([]bucket, 1<<b)
+	for x := range r.index {
+		i, j := int(r.starts[x]), int(r.starts[x+1])
+		after := r.points[0].node // the wrap
+		if j < len(r.points) {
+			after = r.points[j].node
+		}
+		e := bucket{pos: math.MaxUint64, node: after, after: after}
+		switch {
+		case j-i == 1:
+			e.pos, e.node = r.points[i].pos, r.points[i].node
+		case j-i > 1:
+			e.pos, e.node = r.points[j-1].pos, several
+		}
+		r.index[x] = e
 	}
 }
 
-// find returns the index of the first point at or after h, wrapping: a
-// scan of h's bucket, which holds about one point.
-func (r *Ring) find(h uint64) int {
-	b := h >> r.shift
-	i, j := int(r.index[b]), int(r.index[b+1])
-	for i < j && r.points[i].pos < h {
-		i++
+// owner returns the index in r.nodes of the node owning hash h. Most keys
+// are answered by their bucket's entry alone: those past the bucket's last
+// point, and all of a bucket that has at most one point.
+func (r *Ring) owner(h uint64) uint32 {
+	e := &r.index[h>>r.shift]
+	if h > e.pos {
+		return e.after
 	}
-	if i == len(r.points) {
-		i = 0
+	if e.node == several {
+		return r.search(h)
 	}
-	return i
+	return e.node
 }
 
-// findCrowded is find for a ring with a bucket of more than crowdedBucket
-// points (points that crafted IDs placed together): it bisects the bucket,
-// so that no lookup is slower than O(log P). Lookups choose between the two
-// by r.crowded, which keeps find small enough to inline.
-func (r *Ring) findCrowded(h uint64) int {
-	b := h >> r.shift
-	i, j := int(r.index[b]), int(r.index[b+1])
-	i += sort.Search(j-i, func(x int) bool { return r.points[i+x].pos >= h })
-	if i == len(r.points) {
-		i = 0
-	}
-	return i
-}
+// search is owner for a key that needs a search of its bucket's points.
+func (r *Ring) search(h uint64) uint32 { return r.points[r.locate(h)].node }
 
-// locate is find or findCrowded, as r needs.
+// locate returns the index of the first point at or after h, wrapping: a
+// scan of h's bucket, which holds about one point, or a bisection if
+// crafted IDs crowded some bucket, so that no lookup is slower than
+// O(log P).
 func (r *Ring) locate(h uint64) int {
+	b := h >> r.shift
+	i, j := int(r.starts[b]), int(r.starts[b+1])
 	if r.crowded {
-		return r.findCrowded(h)
+		i += sort.Search(j-i, func(x int) bool { return r.points[i+x].pos >= h })
+	} else {
+		for i < j && r.points[i].pos < h {
+			i++
+		}
 	}
-	return r.find(h)
+	if i == len(r.points) {
+		i = 0
+	}
+	return i
 }
 
 // Lookup returns the node owning the first point at or after key's hash.
@@ -225,10 +269,7 @@ func (r *Ring) Lookup(key []byte) Node {
 	} else {
 		h = r.cfg.hasher.ext.Sum64(key)
 	}
-	if r.crowded {
-		return r.nodes[r.points[r.findCrowded(h)].node]
-	}
-	return r.nodes[r.points[r.find(h)].node]
+	return r.nodes[r.owner(h)]
 }
 
 // LookupString is Lookup for a string key.
@@ -242,10 +283,7 @@ func (r *Ring) LookupString(key string) Node {
 	} else {
 		h = r.cfg.hasher.ext.Sum64String(key)
 	}
-	if r.crowded {
-		return r.nodes[r.points[r.findCrowded(h)].node]
-	}
-	return r.nodes[r.points[r.find(h)].node]
+	return r.nodes[r.owner(h)]
 }
 
 // AppendTopK appends up to k distinct nodes for key: the owners of the
