@@ -293,6 +293,7 @@ func BenchmarkDiffSummaryRing1000(b *testing.B) {
 
 func benchSummary(b *testing.B, old, new chash.Placer) {
 	b.ReportAllocs()
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := chash.DiffSummary(old, new); err != nil {
 			b.Fatal(err)
