@@ -75,7 +75,7 @@ type closedSummary interface {
 // Summary adds up m's flows node by node. It sees only the nodes in the
 // flows: a member that owns no keys in either placement is absent, and
 // one that owns none in a placement counts as not a member of it for
-// Between. O(F log F) for F flows.
+// Between. O(F log F) time for F flows and O(nodes) memory beside them.
 func (m Movement) Summary() MoveSummary {
 	from := make([]string, len(m.Flows))
 	to := make([]string, len(m.Flows))
