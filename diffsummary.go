@@ -72,6 +72,19 @@ type closedSummary interface {
 	closedSummary(to Placer) (MoveSummary, bool)
 }
 
+// Every analytic placer has the summed closed form too, so DiffSummary is
+// exact wherever Diff is.
+var (
+	_ interface {
+		analytic
+		closedSummary
+	} = (*Jump)(nil)
+	_ interface {
+		analytic
+		closedSummary
+	} = (*Rendezvous)(nil)
+)
+
 // Summary adds up m's flows node by node. It sees only the nodes in the
 // flows: a member that owns no keys in either placement is absent, and
 // one that owns none in a placement counts as not a member of it for
