@@ -146,14 +146,39 @@ func slotPoints(size uint64, owner func(e uint64) int) []point {
 // or empty, and with ErrUnknownNode if a placer returns a non-member.
 // Diff is safe for concurrent use.
 func Diff(old, new Placer) (Movement, error) {
+	return moveVia[Movement]{
+		name: "Diff",
+		closed: func(old, new Placer) (Movement, bool) {
+			if a, ok := old.(analytic); ok {
+				return a.analyticMove(new)
+			}
+			return Movement{}, false
+		},
+		merge:  mergeMove,
+		sample: sampleMove,
+	}.diff(old, new)
+}
+
+// moveVia is the dispatch Diff and DiffSummary share: a closed form if
+// the old placer has one for the pair, else a merge of two spanners in the
+// same space, else sampling. Each result type supplies the three ways.
+type moveVia[T any] struct {
+	name   string // for errors
+	closed func(old, new Placer) (T, bool)
+	merge  func(size uint64, a, b []point, na, nb []Node) T
+	// sample gets sampleOwners' counts of (old index)<<32 | new index,
+	// over SampleKeys keys.
+	sample func(na, nb []Node, counts map[uint64]int) T
+}
+
+func (v moveVia[T]) diff(old, new Placer) (T, error) {
+	var zero T
 	old, new = unwrapHolder(old), unwrapHolder(new)
 	if old == nil || new == nil || old.Len() == 0 || new.Len() == 0 {
-		return Movement{}, fmt.Errorf("%w: Diff of an empty placer", ErrNoNodes)
+		return zero, fmt.Errorf("%w: %s of an empty placer", ErrNoNodes, v.name)
 	}
-	if a, ok := old.(analytic); ok {
-		if m, ok := a.analyticMove(new); ok {
-			return m, nil
-		}
+	if t, ok := v.closed(old, new); ok {
+		return t, nil
 	}
 	sa, okA := old.(spanner)
 	sb, okB := new.(spanner)
@@ -161,10 +186,15 @@ func Diff(old, new Placer) (Movement, error) {
 		spA, pa, na := sa.keySpans()
 		spB, pb, nb := sb.keySpans()
 		if spA.same(spB) && len(pa) > 0 && len(pb) > 0 {
-			return mergeMove(spA.size, pa, pb, na, nb), nil
+			return v.merge(spA.size, pa, pb, na, nb), nil
 		}
 	}
-	return sampleMove(old, new)
+	na, nb := old.Nodes(), new.Nodes()
+	counts, err := sampleOwners([]Placer{old, new}, [][]Node{na, nb})
+	if err != nil {
+		return zero, err
+	}
+	return v.sample(na, nb, counts), nil
 }
 
 // Shares reports the fraction of the key space each node of p owns: exact
@@ -351,17 +381,12 @@ func sampleRange(ps []Placer, idx []map[string]uint32, lo, hi int) (map[uint64]i
 	return counts, nil
 }
 
-func sampleMove(old, new Placer) (Movement, error) {
-	na, nb := old.Nodes(), new.Nodes()
-	counts, err := sampleOwners([]Placer{old, new}, [][]Node{na, nb})
-	if err != nil {
-		return Movement{}, err
-	}
+func sampleMove(na, nb []Node, counts map[uint64]int) Movement {
 	flows := make([]Flow, 0, len(counts))
 	for k, n := range counts {
 		flows = append(flows, Flow{From: na[k>>32].ID, To: nb[uint32(k)].ID, Fraction: float64(n) / SampleKeys})
 	}
-	return newMovement(flows, false, SampleKeys), nil
+	return newMovement(flows, false, SampleKeys)
 }
 
 func sampleShares(p Placer) (Ownership, error) {
@@ -485,25 +510,9 @@ func weightShares(nodes []Node) Ownership {
 //	a in O -> b in S      w_a/T · w_b/(s+n)
 //	a in O -> b in N      either order of the two: both terms above
 func (r *Rendezvous) analyticMove(to Placer) (Movement, bool) {
-	q, ok := to.(*Rendezvous)
-	if !ok || r.collide || q.collide || !(keySpace{hasher: r.cfg.hasher}).same(keySpace{hasher: q.cfg.hasher}) {
+	S, O, N, ok := r.closedSplit(to)
+	if !ok {
 		return Movement{}, false
-	}
-	var S, O, N []Node
-	for _, a := range r.nodes {
-		switch i := indexOf(q.nodes, a.ID); {
-		case i < 0:
-			O = append(O, a)
-		case q.nodes[i].Weight != a.Weight:
-			return Movement{}, false // a reweighted node's clock is not independent
-		default:
-			S = append(S, a)
-		}
-	}
-	for _, b := range q.nodes {
-		if indexOf(r.nodes, b.ID) < 0 {
-			N = append(N, b)
-		}
 	}
 	s, o, n := totalWeight(S), totalWeight(O), totalWeight(N)
 	T := s + o + n
@@ -525,6 +534,31 @@ func (r *Rendezvous) analyticMove(to Placer) (Movement, bool) {
 	return newMovement(flows, true, 0), true
 }
 
+// closedSplit says whether the closed form answers for r -> to and splits
+// the nodes into S, O and N.
+func (r *Rendezvous) closedSplit(to Placer) (S, O, N []Node, ok bool) {
+	q, ok := to.(*Rendezvous)
+	if !ok || r.collide || q.collide || !(keySpace{hasher: r.cfg.hasher}).same(keySpace{hasher: q.cfg.hasher}) {
+		return nil, nil, nil, false
+	}
+	for _, a := range r.nodes {
+		switch i := indexOf(q.nodes, a.ID); {
+		case i < 0:
+			O = append(O, a)
+		case q.nodes[i].Weight != a.Weight:
+			return nil, nil, nil, false // a reweighted node's clock is not independent
+		default:
+			S = append(S, a)
+		}
+	}
+	for _, b := range q.nodes {
+		if indexOf(r.nodes, b.ID) < 0 {
+			N = append(N, b)
+		}
+	}
+	return S, O, N, true
+}
+
 func totalWeight(nodes []Node) float64 { return summarize(nodes).total }
 
 // analyticMove answers for two jump placers with the same hasher. Growing
@@ -535,13 +569,9 @@ func totalWeight(nodes []Node) float64 { return summarize(nodes).total }
 // named by each placement's node at that bucket; distinct bucket pairs name
 // distinct node pairs, since each placement's IDs are distinct.
 func (p *Jump) analyticMove(to Placer) (Movement, bool) {
-	q, ok := to.(*Jump)
-	if !ok || !(keySpace{hasher: p.cfg.hasher}).same(keySpace{hasher: q.cfg.hasher}) {
+	small, large, grow, ok := p.closedPair(to)
+	if !ok {
 		return Movement{}, false
-	}
-	small, large, grow := p.nodes, q.nodes, true
-	if len(small) > len(large) {
-		small, large, grow = large, small, false
 	}
 	n, m := float64(len(small)), float64(len(large))
 	flow := func(i, k int, f float64) Flow {
@@ -558,4 +588,18 @@ func (p *Jump) analyticMove(to Placer) (Movement, bool) {
 		}
 	}
 	return newMovement(flows, true, 0), true
+}
+
+// closedPair says whether the closed form answers for p -> to and returns
+// the smaller and the larger bucket list; grow is set when the larger is
+// to's.
+func (p *Jump) closedPair(to Placer) (small, large []Node, grow, ok bool) {
+	q, ok := to.(*Jump)
+	if !ok || !(keySpace{hasher: p.cfg.hasher}).same(keySpace{hasher: q.cfg.hasher}) {
+		return nil, nil, false, false
+	}
+	if len(p.nodes) > len(q.nodes) {
+		return q.nodes, p.nodes, false, true
+	}
+	return p.nodes, q.nodes, true, true
 }

@@ -49,8 +49,9 @@
 // # Measuring a change
 //
 // [Diff] reports which keys move between two placements, node to node,
-// exactly where the structure allows; [Shares] reports each node's share of
-// the key space. The chash command (cmd/chash) prints both, and plans a
+// exactly where the structure allows; [DiffSummary] reports the same per node
+// in O(nodes) memory, for memberships whose node-to-node flows are too many
+// to list; [Shares] reports each node's share of the key space. The chash command (cmd/chash) prints both, and plans a
 // cache rollout from them.
 //
 // # Live load

@@ -18,7 +18,9 @@ func diffHelp() string {
 
 What moves when placement changes from the OLD membership to the NEW one:
 the fraction of keys that change node, each node's share before and after,
-and the flows of keys from node to node, largest first.
+and the flows of keys from node to node, largest first. Flows are listed
+when OLD nodes x NEW nodes is at most %s; beyond that the other figures
+are still computed (and as exact as the first line says), without them.
 
 The first line of the output says how the fractions were found:
   exact over the whole hash space   ring, maglev, bounded: from the
@@ -49,6 +51,8 @@ each optionally followed by =weight.
   moved_between_kept_nodes  of those, moved between nodes in both
   shares                    [{"id", "old", "new"}]: every node of either
                             membership, in natural ID order
+  flows_listed              false when the memberships are too large
+                            to list flows (see above): flows is then []
   flows                     [{"from", "to", "fraction"}]: every flow of
                             moved keys, largest first
 
@@ -59,8 +63,12 @@ examples:
   chash diff -algo gomemcache -new-algo ring servers.txt servers.txt
 
 flags:
-`, commas(chash.SampleKeys))
+`, commas(maxFlowPairs), commas(chash.SampleKeys))
 }
+
+// maxFlowPairs bounds OLD nodes x NEW nodes for listing flows: Diff's
+// flows can number as many, and a closed form's do.
+const maxFlowPairs = 1 << 22
 
 type diffShare struct {
 	ID  string  `json:"id"`
@@ -91,6 +99,7 @@ type diffReport struct {
 	Moved     float64     `json:"moved"`
 	Between   float64     `json:"moved_between_kept_nodes"`
 	Shares    []diffShare `json:"shares"`
+	Listed    bool        `json:"flows_listed"`
 	Flows     []diffFlow  `json:"flows"`
 }
 
@@ -152,17 +161,16 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	}
 	prog := startProgress(stderr)
 	prog.set("comparing placements")
-	m, err := chash.Diff(pa, pb)
+	name := a.name
+	if b.name != a.name {
+		name = a.name + " -> " + b.name
+	}
+	rep, err := newDiffReport(name, pa, pb)
 	prog.finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "chash diff: %v\n", err)
 		return exitFail
 	}
-	name := a.name
-	if b.name != a.name {
-		name = a.name + " -> " + b.name
-	}
-	rep := newDiffReport(name, pa, pb, m)
 	if f.json {
 		return writeJSON(stdout, rep)
 	}
@@ -199,48 +207,39 @@ func memberships(files []string, oldList, newList string) (old, new []chash.Node
 	return old, new, nil
 }
 
-func newDiffReport(algo string, a, b chash.Placer, m chash.Movement) *diffReport {
-	rep := &diffReport{Algorithm: algo, OldNodes: a.Len(), NewNodes: b.Len(), Exact: m.Exact, Samples: m.Samples, Moved: m.Moved,
-		Method: method(a, m)}
-	shares := map[string]*diffShare{}
-	share := func(id string) *diffShare {
-		if shares[id] == nil {
-			shares[id] = &diffShare{ID: id}
-		}
-		return shares[id]
+// newDiffReport measures a -> b: the figures from DiffSummary, and the
+// flows from Diff where there are few enough node pairs to list them.
+func newDiffReport(algo string, a, b chash.Placer) (*diffReport, error) {
+	sum, err := chash.DiffSummary(a, b)
+	if err != nil {
+		return nil, err
 	}
-	inOld, inNew := map[string]bool{}, map[string]bool{}
-	for _, n := range a.Nodes() {
-		inOld[n.ID] = true
-		share(n.ID)
-	}
-	for _, n := range b.Nodes() {
-		inNew[n.ID] = true
-		share(n.ID)
-	}
-	rep.Flows = []diffFlow{}
-	for _, f := range m.Flows {
-		share(f.From).Old += f.Fraction
-		share(f.To).New += f.Fraction
-		if f.From == f.To {
-			continue
-		}
-		rep.Flows = append(rep.Flows, diffFlow{From: f.From, To: f.To, Fraction: f.Fraction})
-		if inNew[f.From] && inOld[f.To] {
-			rep.Between += f.Fraction
-		}
-	}
-	for _, s := range shares {
-		rep.Shares = append(rep.Shares, *s)
+	rep := &diffReport{Algorithm: algo, OldNodes: a.Len(), NewNodes: b.Len(), Exact: sum.Exact, Samples: sum.Samples,
+		Moved: sum.Moved, Between: sum.Between, Method: method(a, sum.Exact), Flows: []diffFlow{}}
+	for _, n := range sum.Nodes {
+		rep.Shares = append(rep.Shares, diffShare{ID: n.ID, Old: n.Old, New: n.New})
 	}
 	slices.SortFunc(rep.Shares, func(x, y diffShare) int { return naturalCompare(x.ID, y.ID) })
-	return rep
+	if int64(a.Len())*int64(b.Len()) > maxFlowPairs {
+		return rep, nil
+	}
+	m, err := chash.Diff(a, b)
+	if err != nil {
+		return nil, err
+	}
+	rep.Listed = true
+	for _, f := range m.Flows {
+		if f.From != f.To {
+			rep.Flows = append(rep.Flows, diffFlow{From: f.From, To: f.To, Fraction: f.Fraction})
+		}
+	}
+	return rep, nil
 }
 
 // method says how Diff found m: rendezvous and jump placers have closed
 // forms, the others an exact structure or samples.
-func method(p chash.Placer, m chash.Movement) string {
-	if !m.Exact {
+func method(p chash.Placer, exact bool) string {
+	if !exact {
 		return methodSample
 	}
 	switch p.(type) {
@@ -272,6 +271,15 @@ func (rep *diffReport) write(w io.Writer, top int) {
 		t.add(s.ID, old, new, fmt.Sprintf("%+.2f%%", 100*(s.New-s.Old)))
 	}
 	t.write(w)
+	if !rep.Listed {
+		how := "exact"
+		if !rep.Exact {
+			how = "estimated as stated"
+		}
+		fmt.Fprintf(w, "\nflows not listed: %s x %s node pairs (over %s); the figures above are %s\n",
+			commas(int64(rep.OldNodes)), commas(int64(rep.NewNodes)), commas(maxFlowPairs), how)
+		return
+	}
 	flows := rep.Flows
 	if top > 0 && len(flows) > top {
 		flows = flows[:top]

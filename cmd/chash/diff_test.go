@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/keyplace/chash"
@@ -218,4 +220,40 @@ func TestNaturalCompare(t *testing.T) {
 			assert.Equal(t, i == j, got == 0, "naturalCompare(%q, %q) = %d", ordered[i], ordered[j], got)
 		}
 	}
+}
+
+// 10,000 -> 20,000 jump nodes would be 100 million flows: diff reports
+// the exact figures without them.
+func TestDiffLargeSkipsFlows(t *testing.T) {
+	members := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "node-%d\n", i)
+		}
+		return b.String()
+	}
+	old, new := writeFile(t, "old.txt", members(10000)), writeFile(t, "new.txt", members(20000))
+	var rep diffReport
+	runJSON(t, &rep, "diff", "-algo", "jump", old, new)
+	assert.True(t, rep.Exact)
+	assert.False(t, rep.Listed)
+	assert.NotNil(t, rep.Flows)
+	assert.Empty(t, rep.Flows)
+	assert.InDelta(t, 0.5, rep.Moved, 1e-12)
+	assert.Equal(t, "50.00%", percent(rep.Moved))
+	assert.Zero(t, rep.Between)
+	assert.Len(t, rep.Shares, 20000)
+	out, _ := runCode(t, 0, "diff", "-algo", "jump", old, new)
+	assert.Contains(t, out, "moved: 50.00% of keys; between nodes in both memberships: 0.00%\n")
+	assert.Contains(t, out, "\nflows not listed: 10,000 x 20,000 node pairs (over 4,194,304); the figures above are exact\n")
+	js, _ := runCode(t, 0, "diff", "-json", "-algo", "jump", old, new)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(js), &doc))
+	assert.Equal(t, false, doc["flows_listed"])
+	assert.Equal(t, []any{}, doc["flows"])
+
+	rep = diffReport{}
+	runJSON(t, &rep, "diff", "-algo", "jump", "-old", "a,b", "-new", "a,b,c")
+	assert.True(t, rep.Listed)
+	assert.Len(t, rep.Flows, 2)
 }

@@ -342,7 +342,7 @@ func (v *membersView) moved(prev *membersView) {
 	case prev.placer == nil || v.placer == nil:
 		f = 1
 	default:
-		m, err := chash.Diff(prev.placer, v.placer)
+		m, err := chash.DiffSummary(prev.placer, v.placer)
 		if err != nil {
 			return
 		}

@@ -239,7 +239,7 @@ func (pl *planner) moved(n, m int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	d, err := chash.Diff(a, b)
+	d, err := chash.DiffSummary(a, b)
 	if err != nil {
 		return 0, err
 	}

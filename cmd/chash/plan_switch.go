@@ -41,7 +41,7 @@ func planSwitch(a, b algo, nodes int, rate, hit, origin float64) (*switchReport,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", b.name, err)
 	}
-	m, err := chash.Diff(pa, pb)
+	m, err := chash.DiffSummary(pa, pb)
 	if err != nil {
 		return nil, err
 	}

@@ -163,7 +163,7 @@ func TestPlanKeepsTwoPlacers(t *testing.T) {
 		require.NoError(t, err)
 		b, err := chash.NewRing(synthNodes(s.To))
 		require.NoError(t, err)
-		d, err := chash.Diff(a, b)
+		d, err := chash.DiffSummary(a, b)
 		require.NoError(t, err)
 		require.Equal(t, d.Moved, s.Moved, "step %d (%d -> %d): derived rings move differently", i+1, s.From, s.To)
 	}
