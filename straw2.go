@@ -123,6 +123,9 @@ func (s *straw2) appendTop(dst []Node, nodes []Node, h uint64, k, skip int) []No
 	if k > bigK {
 		return s.appendSorted(dst, nodes, h, k, skip)
 	}
+	if 0 < k && k <= fewK && s.invw == nil {
+		return s.appendFew(dst, nodes, h, k, skip)
+	}
 	var top [topBatch]candidate
 	// Each pass selects the best candidates ranked after floor, the last
 	// one appended; the first pass's floor beats every real candidate.
@@ -138,6 +141,37 @@ func (s *straw2) appendTop(dst []Node, nodes []Node, h uint64, k, skip int) []No
 		}
 		floor = top[b-1]
 		k -= b
+	}
+	return dst
+}
+
+// fewK is the largest k that appendFew serves.
+const fewK = 4
+
+// appendFew is appendTop for equal weights and k <= fewK, the common
+// replica counts: the scores are integers, so the best k are kept by plain
+// comparisons in a small array, and most nodes cost one comparison with
+// the k-th best. The order is selectTop's: higher m first, and on equal m
+// the lower index, since nodes are met in index order and an equal score
+// never displaces an earlier one.
+func (s *straw2) appendFew(dst []Node, nodes []Node, h uint64, k, skip int) []Node {
+	var top [fewK]uint64
+	var idx [fewK]int
+	n := 0
+	for i, seed := range s.seeds {
+		m := mix64(h ^ seed)
+		if n == k && m <= top[k-1] || i == skip {
+			continue
+		}
+		j := min(n, k-1)
+		for ; j > 0 && m > top[j-1]; j-- {
+			top[j], idx[j] = top[j-1], idx[j-1]
+		}
+		top[j], idx[j] = m, i
+		n = min(n+1, k)
+	}
+	for _, i := range idx[:n] {
+		dst = append(dst, nodes[i])
 	}
 	return dst
 }
