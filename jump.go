@@ -2,6 +2,7 @@ package chash
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
@@ -29,15 +30,50 @@ func JumpHash(key uint64, buckets int) int {
 	if buckets <= 0 {
 		return 0
 	}
+	if uint64(buckets) > 1<<53 {
+		return jumpWide(key, buckets)
+	}
+	return jumpHash(key, buckets)
+}
+
+// jumpHash is JumpHash for 1 to 2^53 buckets, small enough to inline into
+// lookups.
+func jumpHash(key uint64, buckets int) int {
+	limit := float64(buckets)
+	// The paper's loop is j = int64(float64(b+1) * r) with b the last j,
+	// where r = 2^31 / (key>>33 + 1) depends on the key's sequence only,
+	// so the loop's speed is the chain from one j to the next. Here j is
+	// kept as a float64 holding an integer, t = Trunc(f), and the next
+	// product is FMA(t, r, r): the exact (t+1)·r rounded once, as
+	// float64(b+1) * r is, since t+1 is exact. Every product, and so every
+	// bucket, is the paper's, with a two-instruction chain (truncate,
+	// fused multiply-add) instead of four (convert, add, convert,
+	// multiply).
+	t := 0.0 // the last bucket, b
+	for {
+		key = key*2862933555777941757 + 1
+		// key>>33+1 fits an int64, whose conversion is one instruction.
+		r := float64(1<<31) / float64(int64(key>>33)+1)
+		f := math.FMA(t, r, r)
+		// Comparing as float64 is exactly the paper's j < buckets when
+		// buckets fits 32 bits, and keeps the bucket in range otherwise.
+		if f >= limit {
+			return int(t)
+		}
+		t = math.Trunc(f)
+	}
+}
+
+// jumpWide is JumpHash beyond 2^53 buckets, where jumpHash's t+1 is no
+// longer exact in a float64: the paper's loop as written, its integer j
+// converted back each time, so that results stay what they always were.
+func jumpWide(key uint64, buckets int) int {
 	limit := float64(buckets)
 	b, j := int64(-1), int64(0)
 	for {
 		b = j
 		key = key*2862933555777941757 + 1
-		// key>>33+1 fits an int64, whose conversion is one instruction.
 		f := float64(b+1) * (float64(1<<31) / float64(int64(key>>33)+1))
-		// Comparing as float64 is exactly the paper's j < buckets when
-		// buckets fits 32 bits, and keeps int64(f) in range otherwise.
 		if f >= limit {
 			return int(b)
 		}
@@ -118,7 +154,7 @@ func (p *Jump) bucket(key []byte) int {
 	} else {
 		h = p.cfg.hasher.ext.Sum64(key)
 	}
-	return JumpHash(h, len(p.nodes))
+	return jumpHash(h, len(p.nodes)) // a node list is far below 2^53
 }
 
 func (p *Jump) bucketString(key string) int {
@@ -128,7 +164,7 @@ func (p *Jump) bucketString(key string) int {
 	} else {
 		h = p.cfg.hasher.ext.Sum64String(key)
 	}
-	return JumpHash(h, len(p.nodes))
+	return jumpHash(h, len(p.nodes))
 }
 
 // AppendTopK appends up to k distinct nodes for key. The first is Lookup's.
@@ -155,7 +191,7 @@ func (p *Jump) AppendTopKString(dst []Node, key string, k int) []Node {
 }
 
 func (p *Jump) appendTopK(dst []Node, h uint64, k int) []Node {
-	return appendBuckets(dst, p.nodes, h, k, JumpHash)
+	return appendBuckets(dst, p.nodes, h, k, jumpHash)
 }
 
 // appendBuckets is the top-k of Jump and JumpBack, whose bucket function

@@ -3,6 +3,7 @@ package chash_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -118,4 +119,58 @@ func TestJumpRankingChecksum(t *testing.T) {
 	require.NoError(t, err)
 	got := topKChecksum(j, conformance.Keys(10_000), 40)
 	assert.Equal(t, uint64(0xa68c61b8825b634d), got, "checksum %#x", got)
+}
+
+// paperJump is the loop of Lamping and Veach's paper, written as it is
+// there (its j an integer converted back each time): the reference that
+// JumpHash's faster chain must equal bit for bit.
+func paperJump(key uint64, buckets int) int {
+	if buckets <= 0 {
+		return 0
+	}
+	limit := float64(buckets)
+	b, j := int64(-1), int64(0)
+	for {
+		b = j
+		key = key*2862933555777941757 + 1
+		f := float64(b+1) * (float64(1<<31) / float64(int64(key>>33)+1))
+		if f >= limit {
+			return int(b)
+		}
+		j = int64(f)
+	}
+}
+
+// TestJumpHashIsThePaperLoop compares JumpHash with paperJump for random
+// keys at bucket counts of every magnitude, including the edges of the
+// 32-bit range and of exact float64 integers (2^53), where JumpHash changes
+// method.
+func TestJumpHashIsThePaperLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	counts := []int{1, 2, 3, 7, 8, 10, 64, 1000, 1 << 20, math.MaxInt32}
+	if math.MaxInt > math.MaxInt32 { // 64-bit ints
+		for _, c := range []uint64{1 << 31, 1<<31 + 1, 1<<53 - 1, 1 << 53, 1<<53 + 1, 1<<53 + 2, 1 << 62, math.MaxInt64} {
+			counts = append(counts, int(c))
+		}
+	}
+	keys := 200_000
+	if testing.Short() {
+		keys = 20_000
+	}
+	for range keys {
+		key := rng.Uint64()
+		n := 1 + rng.IntN(1<<20)
+		require.Equal(t, paperJump(key, n), chash.JumpHash(key, n), "key %#x, %d buckets", key, n)
+		for _, n := range counts {
+			require.Equal(t, paperJump(key, n), chash.JumpHash(key, n), "key %#x, %d buckets", key, n)
+		}
+	}
+	// Large bucket counts drawn at random, with keys that are small or
+	// have few bits, as unmixed keys would.
+	for range keys / 10 {
+		n := int(rng.Uint64() >> (1 + rng.IntN(63)))
+		for _, key := range []uint64{rng.Uint64(), uint64(rng.IntN(100)), 1 << rng.IntN(64)} {
+			require.Equal(t, paperJump(key, n), chash.JumpHash(key, n), "key %#x, %d buckets", key, n)
+		}
+	}
 }

@@ -213,7 +213,7 @@ func TestInlining(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	for _, fn := range []string{
-		"mix64", "unit", "JumpHash", "absent", "clampK",
+		"mix64", "unit", "jumpHash", "absent", "clampK",
 		"(*Maglev).at", "(*Maglev).slot", "(*Bounded).partition", "partitionHash",
 		"(*Holder).Load",
 	} {
