@@ -32,18 +32,29 @@ func JumpBackHash(key uint64, buckets int) int {
 		return 0
 	}
 	n := uint32(min(buckets, math.MaxInt32))
-	state := key + phi
-	r := mix64(state)
+	r := mix64(key + phi)
 	// The bits of x below the bucket count's width pick, from the highest
 	// set bit down, the ranges [2^i, 2^(i+1)) the key jumps back through.
 	x := uint32(r^r>>32) & (math.MaxUint32 >> bits.LeadingZeros32(n-1))
-	for x != 0 {
-		lo := uint32(1) << (31 - bits.LeadingZeros32(x))
-		// hash4j shifts r by 32·popcount(x), which Java takes mod 64.
-		b := lo + uint32(r>>(32*(bits.OnesCount32(x)&1)))&(lo-1)
-		if b < n {
-			return int(b)
-		}
+	if x == 0 {
+		return 0
+	}
+	// The first range is the key's unless it straddles n and the value
+	// drawn from it is n or more: most keys end here, in a function small
+	// enough to inline.
+	lo := uint32(1) << (31 - bits.LeadingZeros32(x))
+	// hash4j shifts r by 32·popcount(x), which Java takes mod 64.
+	if b := lo + uint32(r>>(32*(bits.OnesCount32(x)&1)))&(lo-1); b < n {
+		return int(b)
+	}
+	return jumpBackOn(key+phi, r, x, lo, n)
+}
+
+// jumpBackOn is the rest of JumpBackHash for a key whose value drawn from
+// its first range lo was n or more, with state the key's SplitMix64 state
+// and r its first output.
+func jumpBackOn(state, r uint64, x, lo, n uint32) int {
+	for {
 		// The range straddles n: draw from it, two values per mix, until
 		// one falls below n; that bucket is the key's if it is in the
 		// range, else the key goes on to the next lower range. Picking the
@@ -52,6 +63,7 @@ func JumpBackHash(key uint64, buckets int) int {
 		// against lo, then n): about 10% faster at 10 buckets, measured
 		// in thread CPU time, and the same elsewhere.
 		mask := lo<<1 - 1
+		var b uint32
 		for {
 			state += phi
 			s := mix64(state)
@@ -67,9 +79,14 @@ func JumpBackHash(key uint64, buckets int) int {
 		if b >= lo {
 			return int(b)
 		}
-		x ^= lo
+		if x ^= lo; x == 0 {
+			return 0
+		}
+		lo = uint32(1) << (31 - bits.LeadingZeros32(x))
+		if b := lo + uint32(r>>(32*(bits.OnesCount32(x)&1)))&(lo-1); b < n {
+			return int(b)
+		}
 	}
-	return 0
 }
 
 // JumpBack places keys with [JumpBackHash]: node i of the order given to

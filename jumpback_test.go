@@ -334,6 +334,16 @@ func BenchmarkJumpBackHash(b *testing.B) {
 		}
 		sink = s
 	})
+	// The floor of any JumpBackHash that agrees with hash4j: the hash and
+	// the one SplitMix64 step every key needs before its first bucket.
+	b.Run("hash+splitmix/key=13", func(b *testing.B) {
+		b.ReportAllocs()
+		var s uint64
+		for i := 0; i < b.N; i++ {
+			s += conformance.Mix64(xxhash.Sum64(bs[i&mask]) + 0x9e3779b97f4a7c15)
+		}
+		sink = s
+	})
 	for _, n := range []int{10, 64, 1000, 1_000_000} {
 		// Direct calls, so that each function is inlined as a caller's
 		// would be.

@@ -66,7 +66,7 @@ fi
 # and the bare hash are measured under the same machine load.
 for i in $(seq "$count"); do
 	echo "== pass $i of $count: library benchmarks" >&2
-	go test "${args[@]}" -bench '^Benchmark(Hash|Lookup|Build|ParallelLookup)$' . | tee -a "$tmp/root.txt" >&2
+	go test "${args[@]}" -bench '^Benchmark(Hash|Lookup|Build|ParallelLookup|JumpBackHash)$' . | tee -a "$tmp/root.txt" >&2
 	echo "== pass $i of $count: comparison benchmarks" >&2
 	(cd benchmarks && go test "${args[@]}" $short -bench '^Benchmark(Lookup|TopK3|Build|ParallelLookup)$' .) | tee -a "$tmp/cmp.txt" >&2
 done

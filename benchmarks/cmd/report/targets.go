@@ -147,6 +147,41 @@ func (r *report) jumpTarget(b *bytes.Buffer) {
 		fmt.Fprintf(b, "| jump at most 0.9× go-jump plus the same xxhash | %s | %s |\n", msg, status(worst, 0.9))
 	}
 	r.jumpBackTarget(b)
+	r.jumpBackHashTarget(b)
+}
+
+// jumpBackHashTarget averages JumpBackHash with the hash of a 13-byte key
+// over the root BenchmarkJumpBackHash's bucket counts, against the hash
+// alone (bound 1.4×), beside its floor: the hash and one SplitMix64 step.
+func (r *report) jumpBackHashTarget(b *bytes.Buffer) {
+	h, ok := r.root.ns("JumpBackHash/hash/key=13")
+	if !ok {
+		return
+	}
+	var parts []string
+	sum, n := 0.0, 0
+	for _, buckets := range []int{10, 64, 1000, 1_000_000} {
+		v, ok := r.root.ns(fmt.Sprintf("JumpBackHash/jumpback+hash/buckets=%d/key=13", buckets))
+		if !ok {
+			continue
+		}
+		sum += v / h
+		n++
+		parts = append(parts, fmt.Sprintf("%d buckets %s", buckets, ratio(v/h)))
+	}
+	if n == 0 {
+		return
+	}
+	avg := sum / float64(n)
+	msg := fmt.Sprintf("average %s (%s; hash %s)", ratio(avg), strings.Join(parts, ", "), dur(h))
+	st := status(avg, 1.4)
+	if f, ok := r.root.ns("JumpBackHash/hash+splitmix/key=13"); ok {
+		msg += fmt.Sprintf("; floor, the hash and the one SplitMix64 step hash4j's algorithm starts with: %s", ratio(f/h))
+		if f/h > 1.4 {
+			st += ": the floor itself is above 1.4× on this machine"
+		}
+	}
+	fmt.Fprintf(b, "| JumpBackHash with the hash of a 13-byte key at most 1.4× the hash alone, averaged over 10, 64, 1,000 and 10⁶ buckets | %s | %s |\n", msg, st)
 }
 
 // jumpBackTarget compares the O(1) jumpback placer with chash's jump at
