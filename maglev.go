@@ -422,15 +422,22 @@ func (g *Maglev) fill() error {
 		i := t.next()
 		gi := group[i]
 		s, skip := uint64(next[gi]), uint64(perms[i].skip)
+		// The walk finds a free entry within size probes (it visits every
+		// entry, and one is free), so checking the budget once an entry
+		// bounds the total at budget + size, and keeps the check out of
+		// the probe loop.
+		probes := uint64(0)
 		for full[s/64]&(1<<(s%64)) != 0 {
 			if s += skip; s >= size {
 				s -= size
 			}
-			if budget--; budget == 0 {
-				return fmt.Errorf("%w: a Maglev table of %d nodes needs more than %d probes to fill: node IDs whose hashes collide (use WithHasher(XXHashSeed(secret)) where IDs come from untrusted sources)",
-					ErrTooLarge, len(perms), size*uint64(2*bits.Len64(size)+64))
-			}
+			probes++
 		}
+		if probes > budget {
+			return fmt.Errorf("%w: a Maglev table of %d nodes needs more than %d probes to fill: node IDs whose hashes collide (use WithHasher(XXHashSeed(secret)) where IDs come from untrusted sources)",
+				ErrTooLarge, len(perms), size*uint64(2*bits.Len64(size)+64))
+		}
+		budget -= probes
 		full[s/64] |= 1 << (s % 64)
 		g.set(s, i)
 		if s += skip; s >= size {
