@@ -112,9 +112,10 @@ func (r *report) header(b *bytes.Buffer, command, settings string) {
 	fmt.Fprintf(b, "(`node-0` …), the same keys and the same harness for every library (each lookup is one call through a Go func\n")
 	fmt.Fprintf(b, "value, so every library pays the same overhead). **Ratios are chash / peer: below 1 means chash is faster.**\n")
 	if useMin {
-		fmt.Fprintf(b, "Each figure is the fastest of the passes (each pass runs the library's suite, then the comparison suite):\n")
-		fmt.Fprintf(b, "on a shared machine noise only adds time. benchstat's medians are at the end. Absolute times depend on\n")
-		fmt.Fprintf(b, "the machine, ratios much less.\n\n")
+		fmt.Fprintf(b, "Each time is the fastest of the passes (each pass runs the library's suite, then the comparison suite):\n")
+		fmt.Fprintf(b, "on a shared machine noise only adds time. Each ratio is the median over the passes of the ratio within one\n")
+		fmt.Fprintf(b, "pass, where the two ran minutes apart at most, so it need not equal the quotient of the two fastest times\n")
+		fmt.Fprintf(b, "shown beside it. benchstat's medians are at the end. Absolute times depend on the machine, ratios much less.\n\n")
 	} else {
 		fmt.Fprintf(b, "Each figure is the median of the passes; absolute times depend on the machine, ratios much less.\n\n")
 	}

@@ -72,6 +72,28 @@ func (r results) get(name, unit string) (float64, bool) {
 
 func (r results) ns(name string) (float64, bool) { return r.get(name, "ns/op") }
 
+// rel returns a's ns/op relative to b's: the median over passes of the
+// ratio within each pass, the i-th sample of a over the i-th of b. On a
+// machine whose speed drifts, two benchmarks of one pass ran close together
+// in time, so their ratio is steadier than the ratio of two fastest
+// samples, which may come from different passes.
+func (r results) rel(a, b string) (float64, bool) {
+	sa, sb := r[a]["ns/op"], r[b]["ns/op"]
+	n := min(len(sa), len(sb))
+	if n == 0 {
+		return 0, false
+	}
+	rs := make([]float64, n)
+	for i := range rs {
+		rs[i] = sa[i] / sb[i]
+	}
+	slices.Sort(rs)
+	if n%2 == 1 {
+		return rs[n/2], true
+	}
+	return (rs[n/2-1] + rs[n/2]) / 2, true
+}
+
 // maxOver returns the largest median of unit over names with the prefix,
 // and how many there were.
 func (r results) maxOver(prefix, unit string) (float64, int) {

@@ -26,8 +26,7 @@ func (r *report) rootTable(b *bytes.Buffer) {
 				if _, ok := r.root.ns(base + "Lookup"); !ok {
 					continue
 				}
-				hb, _ := r.root.ns(fmt.Sprintf("Hash/key=%d/bytes", k))
-				hs, _ := r.root.ns(fmt.Sprintf("Hash/key=%d/string", k))
+				hb, hs := fmt.Sprintf("Hash/key=%d/bytes", k), fmt.Sprintf("Hash/key=%d/string", k)
 				fmt.Fprintf(b, "| %v | %d | %d B | %s | %s | %s | %s |\n", a, n, k,
 					r.rootCell(base+"Lookup", hb), r.rootCell(base+"LookupString", hs),
 					r.rootCell(base+"AppendTopK3", hb), r.rootCell(base+"AppendTopKString3", hs))
@@ -37,12 +36,13 @@ func (r *report) rootTable(b *bytes.Buffer) {
 	b.WriteString("\n")
 }
 
-func (r *report) rootCell(name string, hash float64) string {
+func (r *report) rootCell(name, hash string) string {
 	v, ok := r.root.ns(name)
-	if !ok || hash == 0 {
+	x, ok2 := r.root.rel(name, hash)
+	if !ok || !ok2 {
 		return "–"
 	}
-	s := fmt.Sprintf("%s (%s)", dur(v), ratio(v/hash))
+	s := fmt.Sprintf("%s (%s)", dur(v), ratio(x))
 	if a, _ := r.root.get(name, "allocs/op"); a > 0 {
 		s += fmt.Sprintf(", **%.0f allocs**", a)
 	}

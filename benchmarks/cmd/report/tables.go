@@ -61,10 +61,11 @@ func ratio(x float64) string {
 func (r *report) cmpRatio(kind string, ours, peer benchmarks.Subject, n, size int) string {
 	a, ok1 := r.cmp.ns(name(kind, ours, n, size))
 	p, ok2 := r.cmp.ns(name(kind, peer, n, size))
+	x, _ := r.cmp.rel(name(kind, ours, n, size), name(kind, peer, n, size))
 	if !ok1 || !ok2 {
 		return "–"
 	}
-	return fmt.Sprintf("**%s** (%s / %s)", ratio(a/p), dur(a), dur(p))
+	return fmt.Sprintf("**%s** (%s / %s)", ratio(x), dur(a), dur(p))
 }
 
 func (r *report) allocs(kind string, s benchmarks.Subject, n, size int) string {
@@ -148,7 +149,7 @@ func (r *report) lookupTable(b *bytes.Buffer) {
 		}
 	}
 	b.WriteString(" × hash, 64 nodes, 13 B |\n|---|---|" + rep("---:|", len(nodeCounts)*len(keySizes)+1) + "\n")
-	hash, _ := r.cmp.ns("Lookup/hash/xxhash/nodes=64/key=13")
+	const hash = "Lookup/hash/xxhash/nodes=64/key=13"
 	for _, s := range r.subjects {
 		fmt.Fprintf(b, "| %s | %s |", s.Family, label(s))
 		for _, n := range nodeCounts {
@@ -156,8 +157,8 @@ func (r *report) lookupTable(b *bytes.Buffer) {
 				b.WriteString(" " + r.cell("Lookup", s, n, k) + " |")
 			}
 		}
-		if v, ok := r.cmp.ns(name("Lookup", s, 64, 13)); ok && hash > 0 {
-			fmt.Fprintf(b, " %s |\n", ratio(v/hash))
+		if x, ok := r.cmp.rel(name("Lookup", s, 64, 13), hash); ok {
+			fmt.Fprintf(b, " %s |\n", ratio(x))
 		} else {
 			b.WriteString(" – |\n")
 		}
@@ -243,10 +244,9 @@ func (r *report) worstRatio(kind string, ours, peer benchmarks.Subject) (float64
 	worst, at := math.NaN(), ""
 	for _, n := range nodeCounts {
 		for _, k := range keySizes {
-			a, ok1 := r.cmp.ns(name(kind, ours, n, k))
-			p, ok2 := r.cmp.ns(name(kind, peer, n, k))
-			if ok1 && ok2 && (math.IsNaN(worst) || a/p > worst) {
-				worst, at = a/p, fmt.Sprintf("%d nodes, %d-byte keys", n, k)
+			x, ok := r.cmp.rel(name(kind, ours, n, k), name(kind, peer, n, k))
+			if ok && (math.IsNaN(worst) || x > worst) {
+				worst, at = x, fmt.Sprintf("%d nodes, %d-byte keys", n, k)
 			}
 		}
 	}
