@@ -153,9 +153,9 @@ func TestJumpHashIsThePaperLoop(t *testing.T) {
 			counts = append(counts, int(c))
 		}
 	}
-	keys := 200_000
+	keys := 50_000
 	if testing.Short() {
-		keys = 20_000
+		keys = 5_000
 	}
 	for range keys {
 		key := rng.Uint64()

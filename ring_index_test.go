@@ -65,7 +65,7 @@ func TestRingIndexMatchesSearch(t *testing.T) {
 		"random 1024":       randomPoints(rng, 1024, 3),
 		"random 1025":       randomPoints(rng, 1025, 50),
 		"crowded":           append(clumpPoints(5000, 40), randomPoints(rng, 300, 40)...),
-		"random 65536 ties": randomPoints(rng, 1<<16, 200),
+		"random 16387 ties": randomPoints(rng, 1<<14+3, 200),
 	}
 	for name, pts := range cases {
 		t.Run(name, func(t *testing.T) {
