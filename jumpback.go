@@ -42,12 +42,19 @@ func JumpBackHash(key uint64, buckets int) int {
 	// The first range is the key's unless it straddles n and the value
 	// drawn from it is n or more: most keys end here, in a function small
 	// enough to inline.
-	lo := uint32(1) << (31 - bits.LeadingZeros32(x))
-	// hash4j shifts r by 32·popcount(x), which Java takes mod 64.
-	if b := lo + uint32(r>>(32*(bits.OnesCount32(x)&1)))&(lo-1); b < n {
+	lo, b := jumpBackDraw(r, x)
+	if b < n {
 		return int(b)
 	}
 	return jumpBackOn(key+phi, r, x, lo, n)
+}
+
+// jumpBackDraw returns the range [lo, 2·lo) of x's highest set bit and the
+// bucket r draws from it. hash4j shifts r by 32·popcount(x), which Java
+// takes mod 64.
+func jumpBackDraw(r uint64, x uint32) (lo, b uint32) {
+	lo = uint32(1) << (31 - bits.LeadingZeros32(x))
+	return lo, lo + uint32(r>>(32*(bits.OnesCount32(x)&1)))&(lo-1)
 }
 
 // jumpBackOn is the rest of JumpBackHash for a key whose value drawn from
@@ -82,8 +89,7 @@ func jumpBackOn(state, r uint64, x, lo, n uint32) int {
 		if x ^= lo; x == 0 {
 			return 0
 		}
-		lo = uint32(1) << (31 - bits.LeadingZeros32(x))
-		if b := lo + uint32(r>>(32*(bits.OnesCount32(x)&1)))&(lo-1); b < n {
+		if lo, b = jumpBackDraw(r, x); b < n {
 			return int(b)
 		}
 	}

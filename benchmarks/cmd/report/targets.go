@@ -127,7 +127,7 @@ func (r *report) floorRow(b *bytes.Buffer, bound float64) {
 	if len(parts) == 0 {
 		return
 	}
-	verdict := "the 1.3× bound is above it"
+	verdict := fmt.Sprintf("the %v× bound is above it", bound)
 	if floor > bound {
 		verdict = fmt.Sprintf("**the %v× bound is below it**: out of reach on this machine for any table placer", bound)
 	}
