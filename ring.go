@@ -32,7 +32,7 @@ const maxPoints = 1 << 24
 //
 // Lookups cost one hash and one read of a bucket index, whose entry names
 // the owners of its bucket's keys unless the bucket holds several points;
-// 6% to 18% of keys then also search the points: O(1) expected operations
+// 6% to 19% of keys then also search the points: O(1) expected operations
 // (a bucket crowded by crafted IDs is bisected, O(log P)). Memory is 16
 // bytes per point plus 20 to 40 bytes per point of index, at most 56 bytes
 // per point (64 nodes at 160 points: 480 KiB). Once the index outgrows

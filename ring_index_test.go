@@ -108,7 +108,7 @@ func TestRingIndexMatchesSearch(t *testing.T) {
 // keys are answered by their bucket's entry alone, without reading the
 // points. With between P and 2P buckets for P points, the share of the
 // hash space that lies before the last point of a bucket of several is
-// 6% to 18% (one point a bucket on average at most).
+// 6% to 19% (one point a bucket on average at most).
 func TestRingIndexAnswersMostKeys(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{1000, 1 << 14, 1<<14 + 1, 160_000} {
