@@ -97,7 +97,7 @@ func (p *JumpBack) with(nodes []Node) (Placer, error) {
 	if p.empty() {
 		return NewJumpBack(nodes)
 	}
-	return wrapJumpBack(p.j.derived(nodes))
+	return wrapJumpBack(p.jump().derived(nodes))
 }
 
 func (p *Jump) with(nodes []Node) (Placer, error) {

@@ -101,7 +101,7 @@ func fingerprint(p Placer, depth int) string {
 		if p.empty() {
 			return FingerprintNone
 		}
-		return d.str("jumpback").members(p.j.nodes).hasher(p.j.cfg.hasher).sum("jumpback")
+		return d.str("jumpback").members(p.nodes).hasher(p.cfg.hasher).sum("jumpback")
 	case *Maglev:
 		if p.empty() {
 			return FingerprintNone

@@ -31,7 +31,11 @@ func JumpBackHash(key uint64, buckets int) int {
 	if buckets <= 1 {
 		return 0
 	}
-	n := uint32(min(buckets, math.MaxInt32))
+	return jumpBack(key, uint32(min(buckets, math.MaxInt32)))
+}
+
+// jumpBack is JumpBackHash for 1 <= n < 2^31 buckets.
+func jumpBack(key uint64, n uint32) int {
 	r := mix64(key + phi)
 	// The bits of x below the bucket count's width pick, from the highest
 	// set bit down, the ranges [2^i, 2^(i+1)) the key jumps back through.
@@ -40,8 +44,8 @@ func JumpBackHash(key uint64, buckets int) int {
 		return 0
 	}
 	// The first range is the key's unless it straddles n and the value
-	// drawn from it is n or more: most keys end here, in a function small
-	// enough to inline.
+	// drawn from it is n or more: most keys end here, and the rest goes to
+	// a function of its own to keep this one short.
 	lo, b := jumpBackDraw(r, x)
 	if b < n {
 		return int(b)
@@ -110,7 +114,10 @@ func jumpBackOn(state, r uint64, x, lo, n uint32) int {
 // empty: lookups return the zero Node, Len is 0, and Add builds a placer
 // with the default options.
 type JumpBack struct {
-	j Jump // the node list, options and membership rules
+	// Jump's fields, so that a *JumpBack converts to the *Jump that holds
+	// its node list, options and membership rules.
+	nodes []Node // bucket order
+	cfg   config
 }
 
 var _ Placer = (*JumpBack)(nil)
@@ -120,11 +127,7 @@ var _ Placer = (*JumpBack)(nil)
 // nodes is empty, an ID is empty or repeated, a weight is negative, NaN or
 // infinite, or the weights differ (ErrInvalidWeight). O(n log n).
 func NewJumpBack(nodes []Node, opts ...Option) (*JumpBack, error) {
-	j, err := NewJump(nodes, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return &JumpBack{j: *j}, nil
+	return wrapJumpBack(NewJump(nodes, opts...))
 }
 
 // Lookup returns the node of key's bucket. O(1) expected, no allocation.
@@ -132,7 +135,7 @@ func (p *JumpBack) Lookup(key []byte) Node {
 	if p.empty() {
 		return Node{}
 	}
-	return p.j.nodes[p.bucket(key)]
+	return p.nodes[p.bucket(key)]
 }
 
 // LookupString is Lookup for a string key.
@@ -140,29 +143,29 @@ func (p *JumpBack) LookupString(key string) Node {
 	if p.empty() {
 		return Node{}
 	}
-	return p.j.nodes[p.bucketString(key)]
+	return p.nodes[p.bucketString(key)]
 }
 
 // bucket and bucketString keep Lookup and LookupString inlinable, as
 // Jump's do.
 func (p *JumpBack) bucket(key []byte) int {
 	var h uint64
-	if p.j.cfg.hasher.ext == nil {
+	if p.cfg.hasher.ext == nil {
 		h = xxhash.Sum64(key)
 	} else {
-		h = p.j.cfg.hasher.ext.Sum64(key)
+		h = p.cfg.hasher.ext.Sum64(key)
 	}
-	return JumpBackHash(h, len(p.j.nodes))
+	return jumpBack(h, uint32(len(p.nodes))) // n >= 1; far below 2^31
 }
 
 func (p *JumpBack) bucketString(key string) int {
 	var h uint64
-	if p.j.cfg.hasher.ext == nil {
+	if p.cfg.hasher.ext == nil {
 		h = xxhash.Sum64String(key)
 	} else {
-		h = p.j.cfg.hasher.ext.Sum64String(key)
+		h = p.cfg.hasher.ext.Sum64String(key)
 	}
-	return JumpBackHash(h, len(p.j.nodes))
+	return jumpBack(h, uint32(len(p.nodes))) // n >= 1; far below 2^31
 }
 
 // AppendTopK appends up to k distinct nodes for key; the first is Lookup's.
@@ -178,7 +181,7 @@ func (p *JumpBack) AppendTopK(dst []Node, key []byte, k int) []Node {
 	if p.empty() {
 		return dst
 	}
-	return p.appendTopK(dst, p.j.cfg.hasher.sum(key), k)
+	return p.appendTopK(dst, p.cfg.hasher.sum(key), k)
 }
 
 // AppendTopKString is AppendTopK for a string key.
@@ -186,11 +189,11 @@ func (p *JumpBack) AppendTopKString(dst []Node, key string, k int) []Node {
 	if p.empty() {
 		return dst
 	}
-	return p.appendTopK(dst, p.j.cfg.hasher.sumString(key), k)
+	return p.appendTopK(dst, p.cfg.hasher.sumString(key), k)
 }
 
 func (p *JumpBack) appendTopK(dst []Node, h uint64, k int) []Node {
-	return appendBuckets(dst, p.j.nodes, h, k, JumpBackHash)
+	return appendBuckets(dst, p.nodes, h, k, JumpBackHash)
 }
 
 // Nodes returns the members in bucket order.
@@ -198,7 +201,7 @@ func (p *JumpBack) Nodes() []Node {
 	if p == nil {
 		return nil
 	}
-	return p.j.Nodes()
+	return p.jump().Nodes()
 }
 
 // Len returns the number of members.
@@ -206,7 +209,7 @@ func (p *JumpBack) Len() int {
 	if p == nil {
 		return 0
 	}
-	return p.j.Len()
+	return p.jump().Len()
 }
 
 // Add returns a JumpBack with the given nodes appended as the next buckets,
@@ -216,7 +219,7 @@ func (p *JumpBack) Add(nodes ...Node) (*JumpBack, error) {
 	if p.empty() {
 		return NewJumpBack(nodes)
 	}
-	return wrapJumpBack(p.j.Add(nodes...))
+	return wrapJumpBack(p.jump().Add(nodes...))
 }
 
 // Remove returns a JumpBack without the given nodes, which must be the last
@@ -226,7 +229,7 @@ func (p *JumpBack) Remove(ids ...string) (*JumpBack, error) {
 	if p.empty() {
 		return nil, removeFromEmpty(ids)
 	}
-	return wrapJumpBack(p.j.Remove(ids...))
+	return wrapJumpBack(p.jump().Remove(ids...))
 }
 
 // Replace returns a JumpBack in which n takes the bucket of the node with ID
@@ -236,15 +239,18 @@ func (p *JumpBack) Replace(id string, n Node) (*JumpBack, error) {
 	if p.empty() {
 		return nil, fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
 	}
-	return wrapJumpBack(p.j.Replace(id, n))
+	return wrapJumpBack(p.jump().Replace(id, n))
 }
 
 func wrapJumpBack(j *Jump, err error) (*JumpBack, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &JumpBack{j: *j}, nil
+	return (*JumpBack)(j), nil
 }
 
+// jump is p as the Jump with p's node list and options.
+func (p *JumpBack) jump() *Jump { return (*Jump)(p) }
+
 // empty reports whether p is nil or the zero JumpBack.
-func (p *JumpBack) empty() bool { return p == nil || p.j.empty() }
+func (p *JumpBack) empty() bool { return p == nil || len(p.nodes) == 0 }

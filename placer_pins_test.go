@@ -202,20 +202,24 @@ func TestTopKPrefixStable(t *testing.T) {
 // nanoseconds on every lookup and should be a decision, not an accident.
 func TestInlining(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the package")
+		t.Skip("builds the package's test binary")
 	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
 	}
-	cmd := exec.Command(gobin, "build", "-gcflags=-m", ".")
+	// The test binary, so that the benchmarks' inlined helpers are seen
+	// too; -c writes it to a temporary directory and runs nothing.
+	cmd := exec.Command(gobin, "test", "-c", "-o", t.TempDir(), "-gcflags=-m", ".")
 	cmd.Env = append(cmd.Environ(), "GOARCH=", "GOOS=")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	for _, fn := range []string{
-		"mix64", "unit", "jumpHash", "absent", "clampK",
+		"mix64", "unit", "jumpHash", "absent", "clampK", "JumpBackHash", "jumpBackDraw",
+		"(*Jump).Lookup", "(*Jump).LookupString", "(*JumpBack).Lookup", "(*JumpBack).LookupString",
 		"(*Maglev).at", "(*Maglev).slot", "(*Bounded).partition", "partitionHash",
 		"(*Holder).Load",
+		"firstStep", // BenchmarkJumpBackHash's inlined first step
 	} {
 		re := regexp.MustCompile(`(?m): can inline ` + regexp.QuoteMeta(fn) + `$`)
 		assert.Regexp(t, re, string(out), fmt.Sprintf("%s is no longer inlined", fn))

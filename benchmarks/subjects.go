@@ -150,6 +150,8 @@ func directLookup(p chash.Placer) func(string) string {
 		return func(key string) string { return p.LookupString(key).ID }
 	case *chash.Jump:
 		return func(key string) string { return p.LookupString(key).ID }
+	case *chash.JumpBack:
+		return func(key string) string { return p.LookupString(key).ID }
 	case *chash.Maglev:
 		return func(key string) string { return p.LookupString(key).ID }
 	case *chash.Bounded:
