@@ -157,23 +157,79 @@ const fewK = 4
 func (s *straw2) appendFew(dst []Node, nodes []Node, h uint64, k, skip int) []Node {
 	var top [fewK]uint64
 	var idx [fewK]int
+	// Up to three, once the first three candidates fill the list, the rest
+	// go to best3, which keeps the three without a branch.
+	want := k
+	if k == 2 {
+		want = 3
+	}
 	n := 0
-	for i, seed := range s.seeds {
-		m := mix64(h ^ seed)
-		if n == k && m <= top[k-1] || i == skip {
+	i := 0
+	for ; i < len(s.seeds); i++ {
+		if want == 3 && n == 3 {
+			break
+		}
+		m := mix64(h ^ s.seeds[i])
+		if n == want && m <= top[want-1] || i == skip {
 			continue
 		}
-		j := min(n, k-1)
+		j := min(n, want-1)
 		for ; j > 0 && m > top[j-1]; j-- {
 			top[j], idx[j] = top[j-1], idx[j-1]
 		}
 		top[j], idx[j] = m, i
-		n = min(n+1, k)
+		n = min(n+1, want)
 	}
-	for _, i := range idx[:n] {
+	if want == 3 && n == 3 {
+		idx = s.best3(h, i, skip, top, idx)
+		n = k
+	}
+	for _, i := range idx[:min(n, k)] {
 		dst = append(dst, nodes[i])
 	}
 	return dst
+}
+
+// best3Moves is how many nodes best3 ranks with conditional moves alone:
+// past them, a node beats the third best so rarely (3/i for node i) that
+// the branch that skips most nodes is the faster.
+const best3Moves = 64
+
+// best3 goes on with appendFew's best three (top and idx, sorted) from
+// node i: a node that beats slot j moves it down one, and every node costs
+// the same conditional moves instead of a branch that most nodes take the
+// same way and about 3·ln(n/3) others mispredict.
+func (s *straw2) best3(h uint64, i, skip int, top [fewK]uint64, idx [fewK]int) [fewK]int {
+	t0, t1, t2 := top[0], top[1], top[2]
+	i0, i1, i2 := idx[0], idx[1], idx[2]
+	for ; i < len(s.seeds); i++ {
+		if i == skip {
+			continue
+		}
+		m := mix64(h ^ s.seeds[i])
+		if i >= best3Moves && m <= t2 {
+			continue
+		}
+		n2, j2 := t2, i2
+		if m > t2 {
+			n2, j2 = m, i
+		}
+		if m > t1 {
+			n2, j2 = t1, i1
+		}
+		n1, j1 := t1, i1
+		if m > t1 {
+			n1, j1 = m, i
+		}
+		if m > t0 {
+			n1, j1 = t0, i0
+		}
+		if m > t0 {
+			t0, i0 = m, i
+		}
+		t1, i1, t2, i2 = n1, j1, n2, j2
+	}
+	return [fewK]int{i0, i1, i2}
 }
 
 // appendSorted is appendTop for large k: it scores every node into a
