@@ -11,8 +11,8 @@ import (
 )
 
 // TestAppendFewIsTheOrder checks appendFew, with its branch-free best3,
-// against the order it must give: higher m first, then the lower index,
-// node skip left out. Seeds repeat on purpose, so that equal scores meet
+// and best against the order they must give: higher m first, then the
+// lower index, node skip left out. Seeds repeat on purpose, so that equal scores meet
 // in every slot, and node counts reach past best3Moves.
 func TestAppendFewIsTheOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -41,6 +41,9 @@ func TestAppendFewIsTheOrder(t *testing.T) {
 				slices.SortStableFunc(order, func(a, b int) int {
 					return cmp.Compare(mix64(h^s.seeds[b]), mix64(h^s.seeds[a]))
 				})
+				if skip < 0 {
+					require.Equal(t, order[0], s.best(h), "best: n=%d trial=%d", n, trial)
+				}
 				for k := 1; k <= fewK; k++ {
 					got := s.appendFew([]Node{}, nodes, h, k, skip)
 					want := make([]Node, 0, k)
