@@ -361,6 +361,16 @@ func BenchmarkJumpBackHash(b *testing.B) {
 		}
 		sink = uint64(s)
 	})
+	// The first step alone on pre-hashed keys, with no call: the floor of
+	// the bare function, beside which JumpHash's cost is set.
+	b.Run("firststep/buckets=64", func(b *testing.B) {
+		b.ReportAllocs()
+		s := 0
+		for i := 0; i < b.N; i++ {
+			s += firstStep(hs[i&mask], 63)
+		}
+		sink = uint64(s)
+	})
 	for _, n := range []int{10, 64, 1000, 1_000_000} {
 		// Direct calls, so that each function is inlined as a caller's
 		// would be.
