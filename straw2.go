@@ -197,7 +197,7 @@ func (s *straw2) appendFew(dst []Node, nodes []Node, h uint64, k, skip int) []No
 		n = min(n+1, want)
 	}
 	if want == 3 && n == 3 {
-		idx = s.best3(h, i, skip, top, idx)
+		s.best3(h, i, skip, &top, &idx)
 		n = k
 	}
 	for _, i := range idx[:min(n, k)] {
@@ -211,37 +211,43 @@ func (s *straw2) appendFew(dst []Node, nodes []Node, h uint64, k, skip int) []No
 // movesFirst every node costs the same conditional moves, where a branch
 // would mispredict for most of the nodes that place (3/i of node i);
 // past it, the branch skips the many that cannot.
-func (s *straw2) best3(h uint64, i, skip int, top [fewK]uint64, idx [fewK]int) [fewK]int {
+func (s *straw2) best3(h uint64, i, skip int, top *[fewK]uint64, idx *[fewK]int) {
+	seeds := s.seeds
 	t0, t1, t2 := top[0], top[1], top[2]
 	i0, i1, i2 := idx[0], idx[1], idx[2]
-	for ; i < len(s.seeds); i++ {
+	for ; i < min(len(seeds), movesFirst); i++ {
+		m := mix64(h ^ seeds[i])
 		if i == skip {
 			continue
 		}
-		m := mix64(h ^ s.seeds[i])
-		if i >= movesFirst && m <= t2 {
+		// In this order each step reads the slot above before the step
+		// after it moves that slot: strictly greater keeps the earlier
+		// of two equal scores first.
+		if m > t2 {
+			t2, i2 = m, i
+		}
+		if m > t1 {
+			t2, i2, t1, i1 = t1, i1, m, i
+		}
+		if m > t0 {
+			t1, i1, t0, i0 = t0, i0, m, i
+		}
+	}
+	for ; i < len(seeds); i++ {
+		m := mix64(h ^ seeds[i])
+		if m <= t2 || i == skip {
 			continue
 		}
-		n2, j2 := t2, i2
-		if m > t2 {
-			n2, j2 = m, i
-		}
+		t2, i2 = m, i
 		if m > t1 {
-			n2, j2 = t1, i1
-		}
-		n1, j1 := t1, i1
-		if m > t1 {
-			n1, j1 = m, i
+			t2, i2, t1, i1 = t1, i1, m, i
 		}
 		if m > t0 {
-			n1, j1 = t0, i0
+			t1, i1, t0, i0 = t0, i0, m, i
 		}
-		if m > t0 {
-			t0, i0 = m, i
-		}
-		t1, i1, t2, i2 = n1, j1, n2, j2
 	}
-	return [fewK]int{i0, i1, i2}
+	top[0], top[1], top[2] = t0, t1, t2
+	idx[0], idx[1], idx[2] = i0, i1, i2
 }
 
 // appendSorted is appendTop for large k: it scores every node into a
