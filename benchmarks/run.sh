@@ -4,7 +4,7 @@
 # the targets and where each stands, quality and findings, the machine, and
 # benchstat's summary of every benchmark.
 #
-#   benchmarks/run.sh              full run (6 passes, -benchtime 300ms, about 20 minutes)
+#   benchmarks/run.sh              full run (6 passes, -benchtime 300ms, about 27 minutes)
 #   benchmarks/run.sh -quick       smoke test (1 pass, -benchtime 20ms, 20,000 quality keys);
 #                                  writes to a temporary file unless -out is given
 #   benchmarks/run.sh -count N -benchtime D -out FILE
