@@ -197,20 +197,10 @@ func (p *JumpBack) appendTopK(dst []Node, h uint64, k int) []Node {
 }
 
 // Nodes returns the members in bucket order.
-func (p *JumpBack) Nodes() []Node {
-	if p == nil {
-		return nil
-	}
-	return p.jump().Nodes()
-}
+func (p *JumpBack) Nodes() []Node { return p.jump().Nodes() }
 
 // Len returns the number of members.
-func (p *JumpBack) Len() int {
-	if p == nil {
-		return 0
-	}
-	return p.jump().Len()
-}
+func (p *JumpBack) Len() int { return p.jump().Len() }
 
 // Add returns a JumpBack with the given nodes appended as the next buckets,
 // in order, under [Jump.Add]'s rules: each takes about 1/(new n) of the
@@ -249,7 +239,7 @@ func wrapJumpBack(j *Jump, err error) (*JumpBack, error) {
 	return (*JumpBack)(j), nil
 }
 
-// jump is p as the Jump with p's node list and options.
+// jump is p as the Jump with p's node list and options (nil for nil).
 func (p *JumpBack) jump() *Jump { return (*Jump)(p) }
 
 // empty reports whether p is nil or the zero JumpBack.

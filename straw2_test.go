@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAppendFewIsTheOrder checks appendFew, with its branch-free best3,
-// and best against the order they must give: higher m first, then the
-// lower index, node skip left out. Seeds repeat on purpose, so that equal scores meet
-// in every slot, and node counts reach past best3Moves.
+// TestAppendFewIsTheOrder checks appendFew, with its best3, and best
+// against the order they must give: higher m first, then the lower index,
+// node skip left out. Seeds repeat on purpose, so that equal scores meet
+// in every slot, and node counts reach past movesFirst.
 func TestAppendFewIsTheOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 3, 4, 5, 8, 63, 64, 65, 66, 100, 1000} {
