@@ -131,6 +131,8 @@ func TestMaglevReference(t *testing.T) {
 		// Unequal weights whose strides round to equal ones: the weighted
 		// schedule must then be the round robin of equal weights.
 		{[]chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 1 + 1e-12}, {ID: "c", Weight: 1}}, 1009},
+		// A large table, whose last 809 entries are claimed by rank.
+		{conformance.Nodes(10), 655373},
 	}
 	if testing.Short() {
 		cases = cases[:5]
