@@ -59,8 +59,8 @@ func jumpBack(key uint64, n uint32) int {
 // bucket r draws from it. hash4j shifts r by 32·popcount(x), which Java
 // takes mod 64: the draw comes from r's low half when x has an even number
 // of bits set, else from its high half. Picking the half with a conditional
-// move rather than a shift by a variable count was 5–10% faster in
-// JumpBackHash, measured on pre-hashed keys.
+// move rather than a shift by a variable count made JumpBackHash 8–11%
+// faster on pre-hashed keys (the fastest of 200 interleaved rounds).
 func jumpBackDraw(r uint64, x uint32) (lo, b uint32) {
 	lo = uint32(1) << (bits.Len32(x) - 1)
 	v := uint32(r)

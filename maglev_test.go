@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
@@ -55,8 +54,10 @@ func TestMaglevGolden(t *testing.T) {
 }
 
 // refMaglev is the documented population, written as plainly as possible:
-// it returns the table as indices into the nodes sorted by ID.
-func refMaglev(nodes []chash.Node, m int) []int {
+// it returns the table as indices into the nodes sorted by ID, whose IDs h
+// hashes. Every claim walks the node's own list: no shared positions, no
+// ranked tail.
+func refMaglev(nodes []chash.Node, m int, h chash.Hasher) []int {
 	nodes = slices.Clone(nodes)
 	slices.SortFunc(nodes, func(a, b chash.Node) int { return cmpString(a.ID, b.ID) })
 	offset, skip := make([]int, len(nodes)), make([]int, len(nodes))
@@ -66,7 +67,7 @@ func refMaglev(nodes []chash.Node, m int) []int {
 		maxw = max(maxw, weight(n))
 	}
 	for i, n := range nodes {
-		h := xxhash.Sum64String(n.ID)
+		h := h.Sum64String(n.ID)
 		offset[i] = int(h % uint64(m))
 		skip[i] = int(conformance.Mix64(h^0x6d61676c65762d73)%uint64(m-1)) + 1
 		stride[i] = uint64(math.Round(min(maxw/weight(n), 1<<24) * (1 << 32)))
@@ -114,6 +115,28 @@ func cmpString(a, b string) int {
 // TestMaglevReference checks the table against refMaglev: entry counts,
 // and the owner of 100,000 keys looked up as documented (⌊h·M/2⁶⁴⌋).
 func TestMaglevReference(t *testing.T) {
+	type refCase struct {
+		nodes []chash.Node
+		m     int
+		h     chash.Hasher
+		name  string
+	}
+	// IDs whose hashes are equal (which share one walk) or M apart (which
+	// share an offset), among ordinary ones; the keys hash as with XXHash.
+	crafted := slices.Concat(conformance.Nodes(20), evilNodes(12))
+	weighted := slices.Clone(crafted)
+	for i := range weighted {
+		weighted[i].Weight = float64(1 + i%3)
+	}
+	same, apart := craftedHasher{base: 12345}, func(m int) chash.Hasher { return craftedHasher{base: 777, step: uint64(m)} }
+	all := []refCase{
+		{slices.Concat(conformance.Nodes(2), evilNodes(3)), 5, same, "equal-hashes"},
+		{crafted, 1009, same, "equal-hashes"},
+		{crafted, 1009, apart(1009), "equal-offsets"},
+		{weighted, 1009, same, "equal-hashes-weighted"},
+		{crafted, 65537, same, "equal-hashes"},
+		{crafted, 65537, apart(65537), "equal-offsets"},
+	}
 	cases := []struct {
 		nodes []chash.Node
 		m     int
@@ -135,14 +158,17 @@ func TestMaglevReference(t *testing.T) {
 		{conformance.Nodes(10), 655373},
 	}
 	if testing.Short() {
-		cases = cases[:5]
+		cases, all = cases[:5], all[:4]
+	}
+	for _, c := range cases {
+		all = append(all, refCase{c.nodes, c.m, chash.XXHash, "xxhash"})
 	}
 	keys := conformance.Keys(conformance.NumKeys)
-	for _, c := range cases {
-		t.Run(fmt.Sprintf("n=%d/M=%d", len(c.nodes), c.m), func(t *testing.T) {
-			g, err := chash.NewMaglev(c.nodes, chash.WithTableSize(c.m))
+	for _, c := range all {
+		t.Run(fmt.Sprintf("n=%d/M=%d/%s", len(c.nodes), c.m, c.name), func(t *testing.T) {
+			g, err := chash.NewMaglev(c.nodes, chash.WithTableSize(c.m), chash.WithHasher(c.h))
 			require.NoError(t, err)
-			table := refMaglev(c.nodes, c.m)
+			table := refMaglev(c.nodes, c.m, c.h)
 			want := make([]int, len(c.nodes))
 			for _, i := range table {
 				want[i]++
@@ -150,7 +176,7 @@ func TestMaglevReference(t *testing.T) {
 			require.Equal(t, want, g.Entries(), "entries against the reference")
 			nodes := g.Nodes()
 			for _, k := range keys {
-				s, _ := bits.Mul64(xxhash.Sum64String(k), uint64(c.m))
+				s, _ := bits.Mul64(c.h.Sum64String(k), uint64(c.m))
 				require.Equal(t, nodes[table[s]], g.LookupString(k), "Lookup(%q) against the reference", k)
 			}
 		})
