@@ -217,6 +217,7 @@ func TestInlining(t *testing.T) {
 	for _, fn := range []string{
 		"mix64", "unit", "jumpHash", "absent", "clampK", "JumpBackHash", "jumpBackDraw",
 		"(*Jump).Lookup", "(*Jump).LookupString", "(*JumpBack).Lookup", "(*JumpBack).LookupString",
+		"(*Rendezvous).Lookup", "(*Rendezvous).LookupString", "(*straw2).wide",
 		"(*Maglev).at", "(*Maglev).slot", "(*Bounded).partition", "partitionHash",
 		"(*Holder).Load",
 		"firstStep", // BenchmarkJumpBackHash's inlined first step

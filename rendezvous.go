@@ -36,7 +36,11 @@ const (
 // key, and the one with the higher ID never owns a key.
 //
 // Lookup is O(n) for n nodes: with equal weights one mix64 and one compare
-// per node. Unequal weights add a logarithm only for nodes that might win:
+// per node. On amd64 CPUs with AVX-512 (AVX512F and AVX512DQ), lookups and
+// top-2 and top-3 lists of 8 or more equal-weight nodes score eight nodes
+// per instruction, 2.5 to 3 times as fast at 64 nodes and beyond, with the
+// same result; build with the purego tag to use the portable loops only.
+// Unequal weights add a logarithm only for nodes that might win:
 // a bound from ln(u) <= u-1 skips it for the rest, about ln(n) logarithms
 // per lookup. Beside the O(1) lookups of Ring, Maglev and Jump it is as fast
 // at a few nodes and falls behind linearly (BENCHMARKS.md, BenchmarkLookup):
@@ -89,7 +93,7 @@ func (r *Rendezvous) Lookup(key []byte) Node {
 	if r.empty() {
 		return Node{}
 	}
-	return r.nodes[r.best(r.cfg.hasher.sum(key))]
+	return r.nodes[r.index(key)]
 }
 
 // LookupString is Lookup for a string key.
@@ -97,8 +101,17 @@ func (r *Rendezvous) LookupString(key string) Node {
 	if r.empty() {
 		return Node{}
 	}
-	return r.nodes[r.best(r.cfg.hasher.sumString(key))]
+	return r.nodes[r.indexString(key)]
 }
+
+// index and indexString are the lookups' work, kept out of Lookup and
+// LookupString so that those stay within the inliner's budget, as Jump's
+// do: a caller then copies only the fields of the Node it reads. Copying
+// the whole Node out of a call made the lookup at 8 nodes 7 ns slower, a
+// quarter of its cost, as the copy's 16-byte loads wait on 8-byte stores.
+func (r *Rendezvous) index(key []byte) int { return r.best(r.cfg.hasher.sum(key)) }
+
+func (r *Rendezvous) indexString(key string) int { return r.best(r.cfg.hasher.sumString(key)) }
 
 // AppendTopK appends the k nodes with the best scores for key, best first.
 // It keeps the best candidates in a sorted array of up to 16 on the stack

@@ -26,9 +26,7 @@ func newStraw2(h hasher, nodes []Node, relative bool) straw2 {
 	for i, n := range nodes {
 		s.seeds[i] = h.sumString(n.ID)
 	}
-	sorted := slices.Clone(s.seeds)
-	slices.Sort(sorted)
-	s.collide = len(slices.Compact(sorted)) < len(s.seeds)
+	s.collide = collide(s.seeds)
 	if ws := summarize(nodes); !ws.equal {
 		s.invw = make([]float64, len(nodes))
 		for i, n := range nodes {
@@ -42,14 +40,41 @@ func newStraw2(h hasher, nodes []Node, relative bool) straw2 {
 	return s
 }
 
+// collide reports whether two of seeds are equal.
+func collide(seeds []uint64) bool {
+	sorted := slices.Clone(seeds)
+	slices.Sort(sorted)
+	return len(slices.Compact(sorted)) < len(seeds)
+}
+
 // topBatch is how many candidates appendTop selects per pass over the
 // nodes; its array lives on the stack.
 const topBatch = 16
 
-// best returns the index of the node that ranks first for h.
+// best returns the index of the node that ranks first for h. It is small
+// enough to inline, so that a lookup of up to wideChunk nodes calls the
+// kernel directly.
 func (s *straw2) best(h uint64) int {
+	if s.wide() && len(s.seeds) <= wideChunk {
+		_, bi := best8(h, s.seeds, nil, false)
+		return int(bi)
+	}
+	return s.bestSlow(h)
+}
+
+// wide reports whether the wide path ranks s's nodes (see straw2_wide.go).
+func (s *straw2) wide() bool {
+	return wide && s.invw == nil && !s.collide && len(s.seeds) >= wideMin
+}
+
+// bestSlow is best for weights, colliding IDs, few or very many nodes, or
+// a CPU without the kernels.
+func (s *straw2) bestSlow(h uint64) int {
 	if s.invw != nil {
 		return s.bestWeighted(h)
+	}
+	if s.wide() {
+		return bestWide(h, s.seeds)
 	}
 	// The first movesFirst nodes keep the best with conditional moves; past
 	// them a node beats the best so rarely (1/i for node i) that a branch
@@ -173,9 +198,19 @@ const fewK = 4
 func (s *straw2) appendFew(dst []Node, nodes []Node, h uint64, k, skip int) []Node {
 	var top [fewK]uint64
 	var idx [fewK]int
+	if k == 1 && skip < 0 {
+		return append(dst, nodes[s.best(h)])
+	}
 	// A top-2 or top-3 fills three slots, then best3 ranks the remaining
 	// nodes; a top-2 is the first two of them.
 	three := k == 2 || k == 3
+	if three && skip < 0 && s.wide() {
+		top := top3Wide(h, s.seeds)
+		for _, i := range top[:k] {
+			dst = append(dst, nodes[i])
+		}
+		return dst
+	}
 	want := k
 	if three {
 		want = 3

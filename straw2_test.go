@@ -30,6 +30,7 @@ func TestAppendFewIsTheOrder(t *testing.T) {
 			for i := range s.seeds {
 				s.seeds[i] = uint64(rng.IntN(distinct)) * 0x9e3779b97f4a7c15
 			}
+			s.collide = collide(s.seeds)
 			h := rng.Uint64()
 			for _, skip := range []int{-1, 0, n / 2, n - 1} {
 				order := make([]int, 0, n)

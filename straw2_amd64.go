@@ -1,0 +1,43 @@
+//go:build amd64 && !purego
+
+package chash
+
+// wide is set when the CPU and the operating system support the AVX-512
+// instructions the kernels use (AVX512F and AVX512DQ, for VPMULLQ). Tests
+// clear it to check the scalar loops against the kernels.
+var wide = hasAVX512()
+
+// best8 scores the nodes of seeds for h, eight at a time, and returns the
+// best score and its node's index. With st, it starts from the lanes in st
+// if resume is set and leaves its lanes there; without, it starts afresh.
+// It is in straw2_amd64.s; best8Go is its model.
+//
+//go:noescape
+func best8(h uint64, seeds []uint64, st *wideBest, resume bool) (best, bi uint64)
+
+// top3x8 is best8 for the best three nodes, best first: each lane keeps
+// its best three. top3x8Go is its model.
+//
+//go:noescape
+func top3x8(h uint64, seeds []uint64, st *wideTop3, resume bool) (i0, i1, i2 uint64)
+
+func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+func xgetbv() (lo, hi uint32)
+
+// hasAVX512 reports whether the CPU has AVX512F and AVX512DQ and the
+// operating system saves the vector and mask registers they use (Intel's
+// Software Developer's Manual, vol. 1, 15.2: CPUID leaf 7's EBX bits 16
+// and 17, OSXSAVE, and XCR0 bits 1, 2, 5, 6 and 7).
+func hasAVX512() bool {
+	if max, _, _, _ := cpuid(0, 0); max < 7 {
+		return false
+	}
+	if _, _, c, _ := cpuid(1, 0); c&(1<<27) == 0 {
+		return false
+	}
+	if lo, _ := xgetbv(); lo&0xe6 != 0xe6 {
+		return false
+	}
+	_, b, _, _ := cpuid(7, 0)
+	return b&(1<<16) != 0 && b&(1<<17) != 0
+}

@@ -1,0 +1,15 @@
+//go:build !amd64 || purego
+
+package chash
+
+// wide is never set without the assembly: the Go models of the kernels
+// are slower than the scalar loops. Tests set it to check the merging.
+var wide = false
+
+func best8(h uint64, seeds []uint64, st *wideBest, resume bool) (best, bi uint64) {
+	return best8Go(h, seeds, st, resume)
+}
+
+func top3x8(h uint64, seeds []uint64, st *wideTop3, resume bool) (i0, i1, i2 uint64) {
+	return top3x8Go(h, seeds, st, resume)
+}

@@ -1,0 +1,215 @@
+package chash
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// setWide sets wide for the rest of the test.
+func setWide(t testing.TB, on bool) {
+	old := wide
+	wide = on
+	t.Cleanup(func() { wide = old })
+}
+
+// wideCases returns distinct seeds for n nodes, and keys to rank them
+// for: random ones, and one equal to a seed, whose score for that node is
+// 0, the value that marks an empty lane slot.
+func wideCases(rng *rand.Rand, n int) ([]uint64, []uint64) {
+	seen := make(map[uint64]bool, n)
+	seeds := make([]uint64, 0, n)
+	for len(seeds) < n {
+		if s := rng.Uint64(); !seen[s] {
+			seen[s] = true
+			seeds = append(seeds, s)
+		}
+	}
+	keys := []uint64{seeds[0], seeds[n-1], seeds[n/2], 0}
+	for range 20 {
+		keys = append(keys, rng.Uint64())
+	}
+	return seeds, keys
+}
+
+// TestWideIsScalar checks the wide path (the kernels, the lanes' merge and
+// the remaining nodes) against the scalar loops, for the best node and the
+// best two and three, at every remainder mod 8, around movesFirst, and
+// across a kernel call's chunk of nodes.
+func TestWideIsScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	counts := []int{63, 64, 65, 100, 1000, 1003, wideChunk, wideChunk + 8, wideChunk + 13, 2*wideChunk + 5}
+	for n := wideMin; n <= 40; n++ {
+		counts = append(counts, n)
+	}
+	for _, kernels := range []string{"native", "go"} {
+		for _, n := range counts {
+			seeds, keys := wideCases(rng, n)
+			s := straw2{seeds: seeds}
+			nodes := make([]Node, n)
+			for i := range nodes {
+				nodes[i] = Node{ID: fmt.Sprint(i)}
+			}
+			for _, h := range keys {
+				var want, got [4][]Node
+				var wantBest, gotBest int
+				for pass, on := range []bool{false, true} {
+					setWide(t, on)
+					best := s.best(h)
+					var lists [4][]Node
+					for k := 1; k <= 3; k++ {
+						lists[k] = s.appendFew(nil, nodes, h, k, -1)
+					}
+					if kernels == "go" && on {
+						best = bestWideGo(h, seeds)
+						for k := 1; k <= 3; k++ {
+							idx := top3WideGo(h, seeds)
+							lists[k] = nil
+							for _, i := range idx[:k] {
+								lists[k] = append(lists[k], nodes[i])
+							}
+						}
+					}
+					if pass == 0 {
+						want, wantBest = lists, best
+					} else {
+						got, gotBest = lists, best
+					}
+				}
+				require.Equal(t, wantBest, gotBest, "%s kernels, n=%d h=%#x", kernels, n, h)
+				require.Equal(t, want, got, "%s kernels, n=%d h=%#x", kernels, n, h)
+			}
+		}
+	}
+}
+
+// bestWideGo and top3WideGo are bestWide and top3Wide over the Go models
+// of the kernels, so that the merging is tested where there is no
+// assembly too.
+func bestWideGo(h uint64, seeds []uint64) int {
+	var st wideBest
+	var bi uint64
+	for at := 0; at < len(seeds); at += wideChunk {
+		_, bi = best8Go(h, seeds[at:min(at+wideChunk, len(seeds))], &st, at > 0)
+	}
+	return int(bi)
+}
+
+func top3WideGo(h uint64, seeds []uint64) [3]uint64 {
+	var st wideTop3
+	var i [3]uint64
+	for at := 0; at < len(seeds); at += wideChunk {
+		i[0], i[1], i[2] = top3x8Go(h, seeds[at:min(at+wideChunk, len(seeds))], &st, at > 0)
+	}
+	return i
+}
+
+// TestKernelsAreTheModels checks the kernels' whole state, lane by lane,
+// against their Go models, fresh and resumed, where there is assembly.
+func TestKernelsAreTheModels(t *testing.T) {
+	if !wide {
+		t.Skip("no wide kernels on this machine")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 5, 8, 13, 16, 24, 64, 800, 803} {
+		seeds, keys := wideCases(rng, max(n, 8))
+		seeds = seeds[:n]
+		for _, h := range keys {
+			var a, b wideBest
+			var c, d wideTop3
+			for _, resume := range []bool{false, true} {
+				m1, i1 := best8(h, seeds, &a, resume)
+				m2, i2 := best8Go(h, seeds, &b, resume)
+				require.Equal(t, b, a, "best8, n=%d resume=%v", n, resume)
+				if n > 0 {
+					require.Equal(t, [2]uint64{m2, i2}, [2]uint64{m1, i1}, "best8, n=%d resume=%v", n, resume)
+				}
+				j1, j2, j3 := top3x8(h, seeds, &c, resume)
+				k1, k2, k3 := top3x8Go(h, seeds, &d, resume)
+				if n >= 3 {
+					require.Equal(t, [3]uint64{k1, k2, k3}, [3]uint64{j1, j2, j3}, "top3x8, n=%d resume=%v", n, resume)
+				}
+				if !resume {
+					// Without st: the same results.
+					m3, i3 := best8(h, seeds, nil, false)
+					l1, l2, l3 := top3x8(h, seeds, nil, false)
+					if n > 0 {
+						require.Equal(t, [2]uint64{m1, i1}, [2]uint64{m3, i3}, "best8 without st, n=%d", n)
+					}
+					if n >= 3 {
+						require.Equal(t, [3]uint64{j1, j2, j3}, [3]uint64{l1, l2, l3}, "top3x8 without st, n=%d", n)
+					}
+				}
+				require.Equal(t, d, c, "top3x8, n=%d resume=%v", n, resume)
+			}
+		}
+	}
+}
+
+// BenchmarkWide compares the wide and scalar rankings in one run.
+func BenchmarkWide(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{8, 12, 16, 24, 64, 1000} {
+		seeds, _ := wideCases(rng, n)
+		s := straw2{seeds: seeds}
+		nodes := make([]Node, n)
+		dst := make([]Node, 0, 3)
+		for _, on := range []bool{false, true} {
+			path := map[bool]string{false: "scalar", true: "wide"}[on]
+			b.Run(fmt.Sprintf("best/nodes=%d/%s", n, path), func(b *testing.B) {
+				setWide(b, on)
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					sinkInt = s.best(uint64(i) * 0x9e3779b97f4a7c15)
+				}
+			})
+			b.Run(fmt.Sprintf("top3/nodes=%d/%s", n, path), func(b *testing.B) {
+				setWide(b, on)
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					dst = s.appendFew(dst[:0], nodes, uint64(i)*0x9e3779b97f4a7c15, 3, -1)
+				}
+			})
+		}
+	}
+}
+
+var sinkInt int
+
+// FuzzWide checks the wide path against the scalar loops on seeds and keys
+// the fuzzer chooses, equal scores and zero scores included.
+func FuzzWide(f *testing.F) {
+	f.Add(uint64(1), []byte("0123456789abcdef0123456789abcdef0123456789abcdef01234567"), uint8(0))
+	f.Fuzz(func(t *testing.T, h uint64, raw []byte, pick uint8) {
+		seeds := make([]uint64, 0, len(raw)/8+1)
+		for i := 0; i+8 <= len(raw); i += 8 {
+			var v uint64
+			for _, b := range raw[i : i+8] {
+				v = v<<8 | uint64(b)
+			}
+			seeds = append(seeds, v)
+		}
+		if len(seeds) == 0 {
+			return
+		}
+		if pick&1 != 0 {
+			h = seeds[int(pick)%len(seeds)] // one node scores 0
+		}
+		s := straw2{seeds: seeds, collide: collide(seeds)}
+		nodes := make([]Node, len(seeds))
+		for i := range nodes {
+			nodes[i] = Node{ID: fmt.Sprint(i)}
+		}
+		var best [2]int
+		var top [2][]Node
+		for pass, on := range []bool{false, true} {
+			setWide(t, on)
+			best[pass] = s.best(h)
+			top[pass] = s.appendFew(nil, nodes, h, 3, -1)
+		}
+		require.Equal(t, best[0], best[1])
+		require.Equal(t, top[0], top[1])
+	})
+}
