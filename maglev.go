@@ -166,13 +166,7 @@ func (g *Maglev) Lookup(key []byte) Node {
 	if g.empty() {
 		return Node{}
 	}
-	var h uint64
-	if g.cfg.hasher.ext == nil { // the default hash, called directly (see hasher)
-		h = xxhash.Sum64(key)
-	} else {
-		h = g.cfg.hasher.ext.Sum64(key)
-	}
-	return g.nodes[g.at(g.slot(h))]
+	return g.nodes[g.index(key)]
 }
 
 // LookupString is Lookup for a string key.
@@ -180,13 +174,31 @@ func (g *Maglev) LookupString(key string) Node {
 	if g.empty() {
 		return Node{}
 	}
+	return g.nodes[g.indexString(key)]
+}
+
+// index and indexString are the lookups' work, kept out of Lookup and
+// LookupString so that those stay within the inliner's budget (see
+// Rendezvous.index). The default hash is called directly, since hasher.sum
+// is not inlined.
+func (g *Maglev) index(key []byte) int {
+	var h uint64
+	if g.cfg.hasher.ext == nil {
+		h = xxhash.Sum64(key)
+	} else {
+		h = g.cfg.hasher.ext.Sum64(key)
+	}
+	return int(g.at(g.slot(h)))
+}
+
+func (g *Maglev) indexString(key string) int {
 	var h uint64
 	if g.cfg.hasher.ext == nil {
 		h = xxhash.Sum64String(key)
 	} else {
 		h = g.cfg.hasher.ext.Sum64String(key)
 	}
-	return g.nodes[g.at(g.slot(h))]
+	return int(g.at(g.slot(h)))
 }
 
 // AppendTopK appends up to k distinct nodes for key. The first is Lookup's

@@ -218,6 +218,7 @@ func TestInlining(t *testing.T) {
 		"mix64", "unit", "jumpHash", "absent", "clampK", "JumpBackHash", "jumpBackDraw",
 		"(*Jump).Lookup", "(*Jump).LookupString", "(*JumpBack).Lookup", "(*JumpBack).LookupString",
 		"(*Rendezvous).Lookup", "(*Rendezvous).LookupString", "(*straw2).wide",
+		"(*Maglev).Lookup", "(*Maglev).LookupString", "(*Ring).Lookup", "(*Ring).LookupString",
 		"(*Maglev).at", "(*Maglev).slot", "(*Bounded).partition", "partitionHash",
 		"(*Holder).Load",
 		"firstStep", // BenchmarkJumpBackHash's inlined first step

@@ -263,13 +263,7 @@ func (r *Ring) Lookup(key []byte) Node {
 	if r.empty() {
 		return Node{}
 	}
-	var h uint64
-	if r.cfg.hasher.ext == nil { // the default hash, called directly (see hasher)
-		h = xxhash.Sum64(key)
-	} else {
-		h = r.cfg.hasher.ext.Sum64(key)
-	}
-	return r.nodes[r.owner(h)]
+	return r.nodes[r.lookupIndex(key)]
 }
 
 // LookupString is Lookup for a string key.
@@ -277,13 +271,31 @@ func (r *Ring) LookupString(key string) Node {
 	if r.empty() {
 		return Node{}
 	}
+	return r.nodes[r.lookupIndexString(key)]
+}
+
+// lookupIndex and lookupIndexString are the lookups' work, kept out of
+// Lookup and LookupString so that those stay within the inliner's budget
+// (see Rendezvous.index). The default hash is called directly, since
+// hasher.sum is not inlined.
+func (r *Ring) lookupIndex(key []byte) int {
+	var h uint64
+	if r.cfg.hasher.ext == nil {
+		h = xxhash.Sum64(key)
+	} else {
+		h = r.cfg.hasher.ext.Sum64(key)
+	}
+	return int(r.owner(h))
+}
+
+func (r *Ring) lookupIndexString(key string) int {
 	var h uint64
 	if r.cfg.hasher.ext == nil {
 		h = xxhash.Sum64String(key)
 	} else {
 		h = r.cfg.hasher.ext.Sum64String(key)
 	}
-	return r.nodes[r.owner(h)]
+	return int(r.owner(h))
 }
 
 // AppendTopK appends up to k distinct nodes for key: the owners of the
