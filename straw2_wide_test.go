@@ -34,76 +34,38 @@ func wideCases(rng *rand.Rand, n int) ([]uint64, []uint64) {
 	return seeds, keys
 }
 
-// TestWideIsScalar checks the wide path (the kernels, the lanes' merge and
-// the remaining nodes) against the scalar loops, for the best node and the
-// best two and three, at every remainder mod 8, around movesFirst, and
-// across a kernel call's chunk of nodes.
+// TestWideIsScalar checks the wide path (the kernels and the merging of
+// their chunks) against the scalar loops, for the best node and the best
+// one, two and three, at every remainder mod 8, around movesFirst, and
+// across a kernel call's chunk of nodes. Where there is no assembly, the
+// kernels are their Go models; TestKernelsAreTheModels ties the two.
 func TestWideIsScalar(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	counts := []int{63, 64, 65, 100, 1000, 1003, wideChunk, wideChunk + 8, wideChunk + 13, 2*wideChunk + 5}
 	for n := wideMin; n <= 40; n++ {
 		counts = append(counts, n)
 	}
-	for _, kernels := range []string{"native", "go"} {
-		for _, n := range counts {
-			seeds, keys := wideCases(rng, n)
-			s := straw2{seeds: seeds}
-			nodes := make([]Node, n)
-			for i := range nodes {
-				nodes[i] = Node{ID: fmt.Sprint(i)}
-			}
-			for _, h := range keys {
-				var want, got [4][]Node
-				var wantBest, gotBest int
-				for pass, on := range []bool{false, true} {
-					setWide(t, on)
-					best := s.best(h)
-					var lists [4][]Node
-					for k := 1; k <= 3; k++ {
-						lists[k] = s.appendFew(nil, nodes, h, k, -1)
-					}
-					if kernels == "go" && on {
-						best = bestWideGo(h, seeds)
-						for k := 1; k <= 3; k++ {
-							idx := top3WideGo(h, seeds)
-							lists[k] = nil
-							for _, i := range idx[:k] {
-								lists[k] = append(lists[k], nodes[i])
-							}
-						}
-					}
-					if pass == 0 {
-						want, wantBest = lists, best
-					} else {
-						got, gotBest = lists, best
-					}
+	for _, n := range counts {
+		seeds, keys := wideCases(rng, n)
+		s := straw2{seeds: seeds}
+		nodes := make([]Node, n)
+		for i := range nodes {
+			nodes[i] = Node{ID: fmt.Sprint(i)}
+		}
+		for _, h := range keys {
+			var best [2]int
+			var lists [2][4][]Node
+			for pass, on := range []bool{false, true} {
+				setWide(t, on)
+				best[pass] = s.best(h)
+				for k := 1; k <= 3; k++ {
+					lists[pass][k] = s.appendFew(nil, nodes, h, k, -1)
 				}
-				require.Equal(t, wantBest, gotBest, "%s kernels, n=%d h=%#x", kernels, n, h)
-				require.Equal(t, want, got, "%s kernels, n=%d h=%#x", kernels, n, h)
 			}
+			require.Equal(t, best[0], best[1], "n=%d h=%#x", n, h)
+			require.Equal(t, lists[0], lists[1], "n=%d h=%#x", n, h)
 		}
 	}
-}
-
-// bestWideGo and top3WideGo are bestWide and top3Wide over the Go models
-// of the kernels, so that the merging is tested where there is no
-// assembly too.
-func bestWideGo(h uint64, seeds []uint64) int {
-	var st wideBest
-	var bi uint64
-	for at := 0; at < len(seeds); at += wideChunk {
-		_, bi = best8Go(h, seeds[at:min(at+wideChunk, len(seeds))], &st, at > 0)
-	}
-	return int(bi)
-}
-
-func top3WideGo(h uint64, seeds []uint64) [3]uint64 {
-	var st wideTop3
-	var i [3]uint64
-	for at := 0; at < len(seeds); at += wideChunk {
-		i[0], i[1], i[2] = top3x8Go(h, seeds[at:min(at+wideChunk, len(seeds))], &st, at > 0)
-	}
-	return i
 }
 
 // TestKernelsAreTheModels checks the kernels' whole state, lane by lane,
