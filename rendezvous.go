@@ -38,7 +38,7 @@ const (
 // Lookup is O(n) for n nodes: with equal weights one mix64 and one compare
 // per node. On amd64 CPUs with AVX-512 (AVX512F and AVX512DQ), lookups and
 // top-2 and top-3 lists of 8 or more equal-weight nodes score eight nodes
-// per instruction, 2.5 to 3 times as fast at 64 nodes and beyond, with the
+// per instruction, 2 to 3 times as fast at 64 nodes and beyond, with the
 // same result; build with the purego tag to use the portable loops only.
 // Unequal weights add a logarithm only for nodes that might win:
 // a bound from ln(u) <= u-1 skips it for the rest, about ln(n) logarithms
