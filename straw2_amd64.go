@@ -2,10 +2,18 @@
 
 package chash
 
-// wide is set when the CPU and the operating system support the AVX-512
-// instructions the kernels use (AVX512F and AVX512DQ, for VPMULLQ). Tests
-// clear it to check the scalar loops against the kernels.
-var wide = hasAVX512()
+// haveKernels reports whether the kernels can run: whether the CPU and
+// the operating system support the AVX-512 instructions they use (AVX512F
+// and AVX512DQ, for VPMULLQ).
+var haveKernels = hasAVX512()
+
+// asmKernels is set where the kernels are assembly rather than their Go
+// models.
+const asmKernels = true
+
+// wide is set when the wide path is taken, which is wherever the kernels
+// can run. Tests clear it to check the scalar loops against the kernels.
+var wide = haveKernels
 
 // best8 scores the nodes of seeds for h, eight at a time, and returns the
 // best score and its node's index. With st, it starts from the lanes in st

@@ -2,6 +2,14 @@
 
 package chash
 
+// haveKernels is set: without the assembly the kernels are their Go
+// models, which run anywhere.
+const haveKernels = true
+
+// asmKernels is set where the kernels are assembly rather than their Go
+// models.
+const asmKernels = false
+
 // wide is never set without the assembly: the Go models of the kernels
 // are slower than the scalar loops. Tests set it to check the merging.
 var wide = false

@@ -37,6 +37,7 @@ type wideTop3 struct {
 
 // bestWide returns the index of the node that ranks first for h, as
 // straw2.best does, for at least wideMin seeds of which no two are equal.
+// straw2.best itself calls the kernel for up to wideChunk seeds.
 func bestWide(h uint64, seeds []uint64) int {
 	var st wideBest
 	var bi uint64
