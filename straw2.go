@@ -54,14 +54,18 @@ const topBatch = 16
 // best returns the index of the node that ranks first for h. A lookup of
 // up to wideChunk nodes on the wide path calls the kernel from here, with
 // no frame between: going through bestWide cost 2 ns more at 8 nodes (the
-// fastest of 15 interleaved rounds, 9.1 against 7.2 ns).
+// fastest of 15 interleaved rounds, 9.1 against 7.2 ns). Rendezvous's
+// lookups do the same themselves, with the hash.
 func (s *straw2) best(h uint64) int {
-	if s.wide() && len(s.seeds) <= wideChunk {
+	if s.oneCall() {
 		_, bi := best8(h, s.seeds, nil, false)
 		return int(bi)
 	}
 	return s.bestSlow(h)
 }
+
+// oneCall reports whether one kernel call ranks s's nodes.
+func (s *straw2) oneCall() bool { return s.wide() && len(s.seeds) <= wideChunk }
 
 // wide reports whether the wide path ranks s's nodes (see straw2_wide.go).
 func (s *straw2) wide() bool {
