@@ -81,8 +81,9 @@ GLOBL laneIota<>(SB), RODATA|NOPTR, $64
 // MULC sets Z7 to Z7 times a constant whose low 32 bits are in the low
 // half of lo's lanes and high 32 bits in hi's, from three 32-bit
 // multiplies (VPMULUDQ) and the schoolbook sum of their low 64 bits, using
-// Z8 and Z17. Its chain is 9 cycles against VPMULLQ's 15, for seven
-// instructions against VPMULLQ's three micro-operations.
+// Z8 and Z17. By Intel's published latencies its chain is 9 cycles against
+// VPMULLQ's 15, for seven instructions against VPMULLQ's three
+// micro-operations.
 #define MULC(lo, hi) \
 	VPSRLQ   $32, Z7, Z8 \
 	VPMULUDQ lo, Z8, Z8  \
@@ -180,8 +181,8 @@ bestShort:
 	// chain of one or two vectors' scores, so MIX64SHORT's shorter chain
 	// pays for its extra work, which the loop above, scoring many
 	// vectors at once, could not afford. (8-node lookups of 80-byte keys
-	// were 13–20% faster in interleaved runs of the comparison harness;
-	// ranking alone, 12 nodes at a time with nothing to wait on, was 14–19%
+	// were 12–20% faster in interleaved runs of BenchmarkLookup; ranking
+	// alone, 12 nodes at a time with nothing to wait on, was 14–19%
 	// slower.)
 	VPSRLQ $32, Z1, Z15
 	VPSRLQ $32, Z2, Z16
