@@ -311,10 +311,10 @@ func (b *Bounded) appendTopK(dst []Node, p, k int) []Node {
 		return dst
 	}
 	own := int(b.owner[p])
-	dst = append(dst, b.nodes[own])
+	dst = appendNode(dst, &b.nodes[own])
 	if k-1 <= boundedAlts {
 		for _, i := range b.alts[p*boundedAlts:][:k-1] {
-			dst = append(dst, b.nodes[i])
+			dst = appendNode(dst, &b.nodes[i])
 		}
 		return dst
 	}

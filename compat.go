@@ -101,7 +101,7 @@ func (r *pointRing) appendWalk(dst []Node, nodes []Node, i, k int) []Node {
 	for step := 0; step < len(r.pos) && len(dst)-start < k; step++ {
 		j := int(r.owner[i])
 		if seen.take(j, nodes[j].ID, dst[start:]) {
-			dst = append(dst, nodes[j])
+			dst = appendNode(dst, &nodes[j])
 		}
 		if i++; i == len(r.pos) {
 			i = 0
@@ -109,7 +109,7 @@ func (r *pointRing) appendWalk(dst []Node, nodes []Node, i, k int) []Node {
 	}
 	for j := 0; j < len(nodes) && len(dst)-start < k; j++ {
 		if seen.take(j, nodes[j].ID, dst[start:]) {
-			dst = append(dst, nodes[j])
+			dst = appendNode(dst, &nodes[j])
 		}
 	}
 	seen.release()
@@ -136,7 +136,7 @@ func appendByScore(dst []Node, nodes []Node, k int, score func(i int) uint64) []
 				best, bestScore = i, s
 			}
 		}
-		dst = append(dst, nodes[best])
+		dst = appendNode(dst, &nodes[best])
 		prev, prevScore = best, bestScore
 	}
 	return dst

@@ -158,12 +158,12 @@ func (g *EnvoyMaglev) appendTopK(dst []Node, h uint64, k int) []Node {
 			x ^= -uint64(a) // Envoy: hash ^= ~0ULL - attempt + 1
 		}
 		if n := g.LookupHash(x); absent(dst[start:], n.ID) {
-			dst = append(dst, n)
+			dst = appendNode(dst, &n)
 		}
 	}
 	for i := 0; i < len(g.nodes) && len(dst)-start < k; i++ {
 		if absent(dst[start:], g.nodes[i].ID) {
-			dst = append(dst, g.nodes[i])
+			dst = appendNode(dst, &g.nodes[i])
 		}
 	}
 	return dst

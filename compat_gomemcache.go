@@ -128,7 +128,7 @@ func (g *Gomemcache) AppendTopK(dst []Node, key []byte, k int) []Node {
 	start := len(dst)
 	for i, step := g.slot(key), 0; step < len(g.slots) && len(dst)-start < k; step++ {
 		if n := g.nodes[g.slots[i]]; absent(dst[start:], n.ID) {
-			dst = append(dst, n)
+			dst = appendNode(dst, &n)
 		}
 		if i++; i == len(g.slots) {
 			i = 0

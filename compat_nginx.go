@@ -216,14 +216,14 @@ func (p *NginxHash) AppendTopK(dst []Node, key []byte, k int) []Node {
 		}
 		h += cacheMemcachedHash(crc32.Update(crc, crc32.IEEETable, key))
 		if n := p.nodes[p.at(h)]; absent(dst[start:], n.ID) {
-			dst = append(dst, n)
+			dst = appendNode(dst, &n)
 		} else {
 			skips++
 		}
 	}
 	for i := 0; i < len(p.nodes) && len(dst)-start < k; i++ {
 		if absent(dst[start:], p.nodes[i].ID) {
-			dst = append(dst, p.nodes[i])
+			dst = appendNode(dst, &p.nodes[i])
 		}
 	}
 	return dst

@@ -216,7 +216,7 @@ func appendBuckets(dst, nodes []Node, h uint64, k int, bucket func(uint64, int) 
 			}
 			r = (start + i - jumpTopMax) % (n - jumpTopMax)
 		}
-		dst = append(dst, nodes[c.take(r)])
+		dst = appendNode(dst, &nodes[c.take(r)])
 	}
 	return dst
 }

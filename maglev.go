@@ -236,7 +236,7 @@ func (g *Maglev) appendTopK(dst []Node, h uint64, k int) []Node {
 	s := g.slot(h)
 	first := g.at(s)
 	seen.take(first, "", nil)
-	dst = append(dst, g.nodes[first])
+	dst = appendNode(dst, &g.nodes[first])
 	h2 := mix64(h ^ maglevTopKSalt)
 	stride, _ := bits.Mul64(h2, g.size-1)
 	stride++
@@ -245,13 +245,13 @@ func (g *Maglev) appendTopK(dst []Node, h uint64, k int) []Node {
 			s -= g.size
 		}
 		if j := g.at(s); seen.take(j, g.nodes[j].ID, dst[start:]) {
-			dst = append(dst, g.nodes[j])
+			dst = appendNode(dst, &g.nodes[j])
 		}
 	}
 	i, _ := bits.Mul64(mix64(h2), uint64(len(g.nodes)))
 	for len(dst)-start < k {
 		if n := &g.nodes[i]; seen.take(int(i), n.ID, dst[start:]) {
-			dst = append(dst, *n)
+			dst = appendNode(dst, n)
 		}
 		if i++; i == uint64(len(g.nodes)) {
 			i = 0

@@ -102,3 +102,25 @@ func BenchmarkCheckNodes(b *testing.B) {
 		})
 	}
 }
+
+// TestAppendNode checks appendNode against append: the same contents,
+// growth when dst is full, dst's array reused when it has room, and a node
+// read from the array that growing replaces.
+func TestAppendNode(t *testing.T) {
+	nodes := []Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 2, Zone: "z"}, {ID: "c", Weight: 3}}
+	var got, want []Node
+	for i := range 20 {
+		n := &nodes[i%len(nodes)]
+		got, want = appendNode(got, n), append(want, *n)
+		require.Equal(t, want, got)
+		require.Equal(t, cap(want), cap(got), "growth after %d nodes", i+1)
+	}
+	buf := make([]Node, 1, 4)
+	out := appendNode(buf, &nodes[1])
+	require.Same(t, &buf[:2][1], &out[1], "a dst with room keeps its array")
+	require.Zero(t, testing.AllocsPerRun(100, func() { appendNode(buf[:1], &nodes[2]) }))
+	full := []Node{nodes[0], nodes[1]}
+	full = full[:2:2]
+	out = appendNode(full, &full[1])
+	require.Equal(t, []Node{nodes[0], nodes[1], nodes[1]}, out)
+}

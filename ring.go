@@ -328,7 +328,7 @@ func (r *Ring) appendTopK(dst []Node, h uint64, k int) []Node {
 	for walked := 0; len(dst)-start < k && walked < len(r.points); walked++ {
 		j := int(r.points[i].node)
 		if n := &r.nodes[j]; seen.take(j, n.ID, dst[start:]) {
-			dst = append(dst, *n)
+			dst = appendNode(dst, n)
 		}
 		if i++; i == len(r.points) {
 			i = 0
@@ -337,7 +337,7 @@ func (r *Ring) appendTopK(dst []Node, h uint64, k int) []Node {
 	// A ketama node of tiny weight can own no point; it comes last.
 	for j := 0; len(dst)-start < k && j < len(r.nodes); j++ {
 		if seen.take(j, r.nodes[j].ID, dst[start:]) {
-			dst = append(dst, r.nodes[j])
+			dst = appendNode(dst, &r.nodes[j])
 		}
 	}
 	seen.release()

@@ -161,7 +161,7 @@ func (m *ShardMap) AppendReplicas(dst []Node, p int) []Node {
 	}
 	r := m.spec.Replicas
 	for _, i := range m.assign[p*r : p*r+r] {
-		dst = append(dst, m.nodes[i])
+		dst = appendNode(dst, &m.nodes[i])
 	}
 	return dst
 }
@@ -218,7 +218,7 @@ func (m *ShardMap) appendTopK(dst []Node, p, k int) []Node {
 	r := m.spec.Replicas
 	reps := m.assign[p*r : p*r+r]
 	for _, i := range reps[:min(k, r)] {
-		dst = append(dst, m.nodes[i])
+		dst = appendNode(dst, &m.nodes[i])
 	}
 	ph := shardHash(p)
 	last := uint64(math.MaxUint64)
@@ -233,7 +233,7 @@ func (m *ShardMap) appendTopK(dst []Node, p, k int) []Node {
 		if bi < 0 {
 			break // colliding scores: unreachable in practice
 		}
-		dst, last = append(dst, m.live[bi]), best
+		dst, last = appendNode(dst, &m.live[bi]), best
 	}
 	return dst
 }

@@ -229,7 +229,7 @@ func (z *Zoned) pick(dst, cand []Node, k int) ([]Node, bool) {
 			break
 		}
 		if zoneNew(dst[start:], cand[i].Zone) {
-			dst = append(dst, cand[i])
+			dst = appendNode(dst, &cand[i])
 			covered++
 		}
 	}
@@ -244,7 +244,7 @@ func (z *Zoned) pick(dst, cand []Node, k int) ([]Node, bool) {
 			break
 		}
 		if absent(dst[start:], cand[i].ID) {
-			dst = append(dst, cand[i])
+			dst = appendNode(dst, &cand[i])
 		}
 	}
 	return dst, true

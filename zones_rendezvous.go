@@ -40,7 +40,7 @@ func (r *Rendezvous) appendZonedRanked(dst []Node, key zkey, k int, domain []uin
 				bi = d
 			}
 		}
-		dst = append(dst, r.nodes[best[bi].i])
+		dst = appendNode(dst, &r.nodes[best[bi].i])
 		has &^= 1 << bi
 	}
 	return dst, true

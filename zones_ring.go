@@ -35,11 +35,11 @@ func (r *Ring) appendZoned(dst []Node, key zkey, k int, domain []uint8, domains 
 		if j := r.points[i].node; domain != nil {
 			if bit := uint64(1) << domain[j]; seen&bit == 0 {
 				seen |= bit
-				dst = append(dst, r.nodes[j])
+				dst = appendNode(dst, &r.nodes[j])
 				covered++
 			}
 		} else if n := &r.nodes[j]; zoneNew(dst[start:], n.Zone) && (n.Zone != "" || absent(dst[start:], n.ID)) {
-			dst = append(dst, *n)
+			dst = appendNode(dst, n)
 			covered++
 		}
 		if i++; i == len(r.points) {
@@ -51,7 +51,7 @@ func (r *Ring) appendZoned(dst []Node, key zkey, k int, domain []uint8, domains 
 			return dst[:start], false
 		}
 		if n := &r.nodes[r.points[i].node]; absent(dst[start:], n.ID) {
-			dst = append(dst, *n)
+			dst = appendNode(dst, n)
 		}
 		if i++; i == len(r.points) {
 			i = 0
