@@ -35,10 +35,11 @@ The first line of the output says how the fractions were found:
       fixed keys placed by both memberships.
 
 OLD and NEW are files with one node ID a line, optionally followed by
-whitespace and a weight (a number >= 0); blank lines, text from a # and a
-UTF-8 byte order mark at the start are ignored. An ID cannot hold "=",
-"," or a non-printing character, so "a=2" is an error, not a node named
-"a=2"; errors give the file and line. LIST is IDs separated by commas,
+whitespace and a weight (a number >= 0), then a zone; blank lines, text
+from a # and a UTF-8 byte order mark at the start are ignored. An ID
+cannot hold "=", "," or a non-printing character, so "a=2" is an error,
+not a node named "a=2", and a zone cannot hold a non-printing character;
+errors give the file and line. LIST is IDs separated by commas,
 each optionally followed by =weight.
 
 -json prints one object; every fraction is a number from 0 to 1:

@@ -204,6 +204,9 @@ func parseNode(line string, weight float64) (n chash.Node, ok bool, err error) {
 	}
 	n.ID, n.Weight = fields[0], weight
 	if len(fields) == 3 {
+		if err := printable("zone", fields[2]); err != nil {
+			return chash.Node{}, false, err
+		}
 		n.Zone = fields[2]
 	}
 	if len(fields) >= 2 {
@@ -226,12 +229,19 @@ func checkID(id string) error {
 	if strings.Contains(id, ",") {
 		return fmt.Errorf("ID %q holds \",\": write one node a line", id)
 	}
-	if !utf8.ValidString(id) {
-		return fmt.Errorf("ID %q is not valid UTF-8", id)
+	return printable("ID", id)
+}
+
+// printable rejects a name (an ID or a zone) that is not valid UTF-8 or
+// holds a character that does not print, which would garble the tables
+// the command writes.
+func printable(what, s string) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s %q is not valid UTF-8", what, s)
 	}
-	for _, r := range id {
+	for _, r := range s {
 		if !unicode.IsPrint(r) {
-			return fmt.Errorf("ID %q holds the non-printing character %U", id, r)
+			return fmt.Errorf("%s %q holds the non-printing character %U", what, s, r)
 		}
 	}
 	return nil
