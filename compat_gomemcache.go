@@ -127,8 +127,8 @@ func (g *Gomemcache) AppendTopK(dst []Node, key []byte, k int) []Node {
 	k = clampK(k, len(g.nodes))
 	start := len(dst)
 	for i, step := g.slot(key), 0; step < len(g.slots) && len(dst)-start < k; step++ {
-		if n := g.nodes[g.slots[i]]; absent(dst[start:], n.ID) {
-			dst = appendNode(dst, &n)
+		if n := &g.nodes[g.slots[i]]; absent(dst[start:], n.ID) {
+			dst = appendNode(dst, n)
 		}
 		if i++; i == len(g.slots) {
 			i = 0

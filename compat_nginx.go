@@ -215,8 +215,8 @@ func (p *NginxHash) AppendTopK(dst []Node, key []byte, k int) []Node {
 			crc = crc32Small(strconv.AppendUint(digits[:0], rehash, 10))
 		}
 		h += cacheMemcachedHash(crc32.Update(crc, crc32.IEEETable, key))
-		if n := p.nodes[p.at(h)]; absent(dst[start:], n.ID) {
-			dst = appendNode(dst, &n)
+		if n := &p.nodes[p.at(h)]; absent(dst[start:], n.ID) {
+			dst = appendNode(dst, n)
 		} else {
 			skips++
 		}

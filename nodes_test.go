@@ -119,8 +119,7 @@ func TestAppendNode(t *testing.T) {
 	out := appendNode(buf, &nodes[1])
 	require.Same(t, &buf[:2][1], &out[1], "a dst with room keeps its array")
 	require.Zero(t, testing.AllocsPerRun(100, func() { appendNode(buf[:1], &nodes[2]) }))
-	full := []Node{nodes[0], nodes[1]}
-	full = full[:2:2]
+	full := []Node{nodes[0], nodes[1]} // len == cap: appending grows it
 	out = appendNode(full, &full[1])
 	require.Equal(t, []Node{nodes[0], nodes[1], nodes[1]}, out)
 }
