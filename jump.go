@@ -3,6 +3,7 @@ package chash
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
@@ -20,9 +21,10 @@ const jumpTopMax = 16
 // keys, all into the new bucket n.
 //
 // The key should already be well mixed (a hash): the function's linear
-// congruential steps do not spread nearby integers. It costs about
-// ln(buckets) iterations of a multiply and a division, allocates nothing and
-// never panics. For buckets <= 0 it returns 0, the answer for one bucket, so
+// congruential steps do not spread nearby integers. It costs at least
+// bits.Len(buckets) iterations of a multiply and a division (about
+// ln(buckets) on average in the paper's loop, which this one runs without
+// an unpredictable exit), allocates nothing and never panics. For buckets <= 0 it returns 0, the answer for one bucket, so
 // that the result is never negative. Above 1<<31 buckets, beyond the paper's
 // 32-bit range, the same computation continues and still returns a value in
 // [0, buckets).
@@ -49,19 +51,32 @@ func jumpHash(key uint64, buckets int) int {
 	// bucket, is the paper's, with a two-instruction chain (truncate,
 	// fused multiply-add) instead of four (convert, add, convert,
 	// multiply).
-	t := 0.0 // the last bucket, b
-	for {
+	//
+	// The paper's exit, at the first f >= buckets, comes after a random
+	// number of steps (H(buckets) on average), so the CPU mispredicts it
+	// about once a key and cannot start the next key's work early. This
+	// loop runs bits.Len(buckets) steps whatever happens (a count the
+	// CPU predicts, since it depends on buckets only), keeping the last
+	// bucket below the limit with a conditional move, and then goes on
+	// only while the last step stayed below it (6-11% of keys at 8 to
+	// 1,000 buckets). Steps past the exit change nothing: r >= 1, so once
+	// f >= limit every later f is too (or +Inf, never NaN). The result is
+	// still the paper's. A lone lookup waits for bits.Len(buckets) -
+	// H(buckets) more steps on average (1.3 at 8 buckets, 2.5 at 1,000),
+	// against one mispredicted exit saved; a stream of lookups takes 30%
+	// less time each (BenchmarkLookup in benchmarks/, 8 to 1,000 buckets).
+	t, res := 0.0, 0
+	for s := bits.Len(uint(buckets)); s > 0 || t < limit; s-- {
 		key = key*2862933555777941757 + 1
 		// key>>33+1 fits an int64, whose conversion is one instruction.
 		r := float64(1<<31) / float64(int64(key>>33)+1)
 		f := math.FMA(t, r, r)
-		// Comparing as float64 is exactly the paper's j < buckets when
-		// buckets fits 32 bits, and keeps the bucket in range otherwise.
-		if f >= limit {
-			return int(t)
-		}
 		t = math.Trunc(f)
+		if f < limit {
+			res = int(t)
+		}
 	}
+	return res
 }
 
 // jumpWide is JumpHash beyond 2^53 buckets, where jumpHash's t+1 is no

@@ -3,6 +3,7 @@ package chash_test
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -125,19 +126,63 @@ func TestJumpRankingChecksum(t *testing.T) {
 // there (its j an integer converted back each time): the reference that
 // JumpHash's faster chain must equal bit for bit.
 func paperJump(key uint64, buckets int) int {
+	b, _ := paperWalk(key, buckets)
+	return b
+}
+
+// paperWalk is paperJump that also counts the loop's steps: the buckets
+// visited, each followed by one product.
+func paperWalk(key uint64, buckets int) (bucket, steps int) {
 	if buckets <= 0 {
-		return 0
+		return 0, 1
 	}
 	limit := float64(buckets)
 	b, j := int64(-1), int64(0)
 	for {
 		b = j
-		key = key*2862933555777941757 + 1
+		steps++
+		key = jumpLCG(key)
 		f := float64(b+1) * (float64(1<<31) / float64(int64(key>>33)+1))
 		if f >= limit {
-			return int(b)
+			return int(b), steps
 		}
 		j = int64(f)
+	}
+}
+
+// TestJumpHashPastItsFixedSteps checks JumpHash where its loop changes
+// course: it runs bits.Len(buckets) steps whatever the key, then goes on
+// only while still below the limit. Keys are sorted by the paper's count of
+// steps into those that end within the fixed steps, exactly at their end,
+// and after them, up to the longest walk (every bucket visited); each
+// class must occur, and each key agree with the paper.
+func TestJumpHashPastItsFixedSteps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{3, 5, 7, 8, 9, 16, 64, 1000} {
+		fixed := bits.Len(uint(n))
+		var within, at, past, longest int
+		for range 200_000 {
+			key := rng.Uint64()
+			want, steps := paperWalk(key, n)
+			switch {
+			case steps < fixed:
+				within++
+			case steps == fixed:
+				at++
+			default:
+				past++
+			}
+			if steps == n {
+				longest++
+			}
+			require.Equal(t, want, chash.JumpHash(key, n), "key %#x, %d buckets, %d steps", key, n, steps)
+		}
+		assert.Positive(t, within, "%d buckets: keys ending before step %d", n, fixed)
+		assert.Positive(t, at, "%d buckets: keys ending at step %d", n, fixed)
+		assert.Positive(t, past, "%d buckets: keys going past step %d", n, fixed)
+		if n <= 8 { // 1/n! of keys visit every bucket
+			assert.Positive(t, longest, "%d buckets: keys visiting every bucket", n)
+		}
 	}
 }
 
