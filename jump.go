@@ -73,6 +73,8 @@ func jumpHash(key uint64, buckets int) int {
 		r := float64(1<<31) / float64(int64(key>>33)+1)
 		f := math.FMA(t, r, r)
 		t = math.Trunc(f)
+		// Comparing as float64 is exactly the paper's j < buckets when
+		// buckets fits 32 bits, and keeps the bucket in range otherwise.
 		if f < limit {
 			res = int(t)
 		}
@@ -102,15 +104,14 @@ func jumpWide(key uint64, buckets int) int {
 //
 // Jump needs no memory beyond its node list and its lookups cost one hash
 // plus bits.Len(n) or a few more cheap iterations (see [JumpHash]), with a
-// nearly perfect balance. The
-// trade is in membership: nodes must have equal weights, and only the last
-// node can leave without renumbering the others. Add appends nodes at the
-// end and moves about 1/(n+1) of keys per added node, all to it; Remove
-// accepts only the last nodes and moves only their keys; Replace swaps a
-// node in place, moving only its keys, to the replacement. Removing a node
-// in the middle fails with ErrNotLast, because jump would renumber every
-// later bucket and move most keys; if that is really wanted, build a new
-// Jump from the remaining nodes.
+// nearly perfect balance. The trade is in membership: nodes must have
+// equal weights, and only the last node can leave without renumbering the
+// others. Add appends nodes at the end and moves about 1/(n+1) of keys per
+// added node, all to it; Remove accepts only the last nodes and moves only
+// their keys; Replace swaps a node in place, moving only its keys, to the
+// replacement. Removing a node in the middle fails with ErrNotLast,
+// because jump would renumber every later bucket and move most keys; if
+// that is really wanted, build a new Jump from the remaining nodes.
 //
 // A Jump is immutable and safe for concurrent use. Nodes are reported in
 // bucket order, as given. The zero Jump, like a nil *Jump, is empty:

@@ -57,9 +57,10 @@ func jumpBack(key uint64, n uint32) int {
 }
 
 // jumpBackDraw returns the range [lo, 2·lo) of x's highest set bit and the
-// bucket r draws from it; for x = 0, lo and the bucket are 0. hash4j shifts r by 32·popcount(x), which Java
-// takes mod 64: the draw comes from r's low half when x has an even number
-// of bits set, else from its high half. Picking the half with a conditional
+// bucket r draws from it; for x = 0, lo and the bucket are 0. hash4j
+// shifts r by 32·popcount(x), which Java takes mod 64: the draw comes from
+// r's low half when x has an even number of bits set, else from its high
+// half. Picking the half with a conditional
 // move rather than a shift by a variable count made JumpBackHash 8–11%
 // faster on pre-hashed keys (the fastest of 200 interleaved rounds).
 func jumpBackDraw(r uint64, x uint32) (lo, b uint32) {
