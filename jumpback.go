@@ -60,9 +60,9 @@ func jumpBack(key uint64, n uint32) int {
 // bucket r draws from it; for x = 0, lo and the bucket are 0. hash4j
 // shifts r by 32·popcount(x), which Java takes mod 64: the draw comes from
 // r's low half when x has an even number of bits set, else from its high
-// half. Picking the half with a conditional
-// move rather than a shift by a variable count made JumpBackHash 8–11%
-// faster on pre-hashed keys (the fastest of 200 interleaved rounds).
+// half. Picking the half with a conditional move rather than a shift by a
+// variable count made JumpBackHash 8–11% faster on pre-hashed keys (the
+// fastest of 200 interleaved rounds).
 func jumpBackDraw(r uint64, x uint32) (lo, b uint32) {
 	w := uint64(1) << uint(bits.Len32(x)) // 2·lo, or 1 for x = 0
 	lo = uint32(w >> 1)
@@ -77,33 +77,27 @@ func jumpBackDraw(r uint64, x uint32) (lo, b uint32) {
 // its first range lo was n or more, with state the key's SplitMix64 state
 // and r its first output.
 func jumpBackOn(state, r uint64, x, lo, n uint32) int {
+	// The range straddles n: draw from it, two values per mix, until one
+	// falls below n; that bucket is the key's if it is in the range, else
+	// the key takes its draw from the next lower range. That range lies
+	// wholly below lo < n, so no draw from it needs a retry. Picking the
+	// first of the two values below n with a conditional move leaves one
+	// well-predicted branch per mix (hash4j tests each value against lo,
+	// then n): about 10% faster at 10 buckets, measured in thread CPU
+	// time, and the same elsewhere.
+	mask := lo<<1 - 1
 	for {
-		// The range straddles n: draw from it, two values per mix, until
-		// one falls below n; that bucket is the key's if it is in the
-		// range, else the key goes on to the next lower range. Picking the
-		// first of the two values below n with a conditional move leaves
-		// one well-predicted branch per mix (hash4j tests each value
-		// against lo, then n): about 10% faster at 10 buckets, measured
-		// in thread CPU time, and the same elsewhere.
-		mask := lo<<1 - 1
-		var b uint32
-		for {
-			state += phi
-			s := mix64(state)
-			b1, b2 := uint32(s)&mask, uint32(s>>32)&mask
-			b = b2
-			if b1 < n {
-				b = b1
-			}
-			if b < n {
-				break
-			}
+		state += phi
+		s := mix64(state)
+		b1, b2 := uint32(s)&mask, uint32(s>>32)&mask
+		b := b2
+		if b1 < n {
+			b = b1
 		}
-		if b >= lo {
-			return int(b)
-		}
-		x ^= lo
-		if lo, b = jumpBackDraw(r, x); b < n {
+		if b < n {
+			if b < lo {
+				_, b = jumpBackDraw(r, x^lo)
+			}
 			return int(b)
 		}
 	}
