@@ -14,18 +14,6 @@ import (
 	"github.com/keyplace/chash/internal/conformance"
 )
 
-// benchKeys returns 1<<14 distinct keys of exactly size bytes: enough that
-// a lookup cannot be served by a cache holding one key's path.
-func benchKeys(size int) ([][]byte, []string) {
-	bs := make([][]byte, 1<<14)
-	ss := make([]string, len(bs))
-	for i := range bs {
-		k := fmt.Sprintf("key:%0*d", size-4, i*7919)
-		bs[i], ss[i] = []byte(k), k
-	}
-	return bs, ss
-}
-
 var (
 	benchNodeCounts = []int{8, 64, 1000}
 	benchKeySizes   = []int{13, 80}
@@ -37,7 +25,7 @@ var (
 // hash of the same keys.
 func BenchmarkHash(b *testing.B) {
 	for _, size := range benchKeySizes {
-		bs, ss := benchKeys(size)
+		bs, ss := conformance.BenchKeys(size)
 		b.Run(fmt.Sprintf("key=%d/bytes", size), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
@@ -106,7 +94,7 @@ func BenchmarkLookup(b *testing.B) {
 }
 
 func benchPaths(b *testing.B, name string, p chash.Placer, size int) {
-	bs, ss := benchKeys(size)
+	bs, ss := conformance.BenchKeys(size)
 	mask := len(bs) - 1
 	b.Run(name+"/Lookup", func(b *testing.B) {
 		b.ReportAllocs()
@@ -188,7 +176,7 @@ func BenchmarkParallelLookup(b *testing.B) {
 }
 
 func benchParallel(b *testing.B, h *chash.Holder, p1, p2 chash.Placer, swap bool) {
-	_, ss := benchKeys(13)
+	_, ss := conformance.BenchKeys(13)
 	mask := len(ss) - 1
 	var stop atomic.Bool
 	var swaps int
@@ -231,3 +219,6 @@ func benchParallel(b *testing.B, h *chash.Holder, p1, p2 chash.Placer, swap bool
 }
 
 var sinkMu sync.Mutex
+
+// raceEnabled is set by race_test.go under the race detector.
+var raceEnabled bool

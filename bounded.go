@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"math/bits"
 	"slices"
+
+	"github.com/keyplace/chash/internal/place"
 )
 
 // DefaultPartitions is the bounded placer's partition count unless
@@ -306,15 +308,15 @@ func (b *Bounded) AppendTopKString(dst []Node, key string, k int) []Node {
 }
 
 func (b *Bounded) appendTopK(dst []Node, p, k int) []Node {
-	k = clampK(k, len(b.nodes))
+	k = place.ClampK(k, len(b.nodes))
 	if k == 0 {
 		return dst
 	}
 	own := int(b.owner[p])
-	dst = appendNode(dst, &b.nodes[own])
+	dst = place.Append(dst, &b.nodes[own])
 	if k-1 <= boundedAlts {
 		for _, i := range b.alts[p*boundedAlts:][:k-1] {
-			dst = appendNode(dst, &b.nodes[i])
+			dst = place.Append(dst, &b.nodes[i])
 		}
 		return dst
 	}

@@ -30,8 +30,4 @@ var (
 	// move most of their keys. Replace the node in place with [Jump.Replace],
 	// or build a new Jump if a full reshuffle is acceptable.
 	ErrNotLast = errors.New("chash: jump can remove only the last node")
-	// ErrOverloaded reports that an acquire found every node at its load bound.
-	// A single goroutine never sees it; concurrent acquires can, transiently,
-	// and the caller may retry or shed the request.
-	ErrOverloaded = errors.New("chash: every node is at its load bound")
 )

@@ -2,14 +2,11 @@ package chash
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
-	"hash"
-	"math"
 	"slices"
 	"strconv"
+
+	"github.com/keyplace/chash/internal/digest"
 )
 
 // FingerprintNone is the fingerprint of a placer that places no key: a nil
@@ -63,12 +60,13 @@ func Fingerprint(p Placer) string {
 const maxHolderDepth = 16
 
 func fingerprint(p Placer, depth int) string {
-	d := newDigest()
-	switch p := p.(type) {
-	case nil:
+	if isNil(p) {
 		return FingerprintNone
+	}
+	d := digest.New()
+	switch p := p.(type) {
 	case *Holder:
-		if p == nil || depth >= maxHolderDepth {
+		if depth >= maxHolderDepth {
 			return FingerprintNone
 		}
 		return fingerprint(p.Load(), depth+1)
@@ -76,44 +74,37 @@ func fingerprint(p Placer, depth int) string {
 		if p.empty() {
 			return FingerprintNone
 		}
-		d.str("ring").num(uint64(p.cfg.ketama))
+		d.Str("ring").Num(uint64(p.cfg.ketama))
 		if p.cfg.ketama == 0 {
-			d.num(uint64(p.cfg.vnodes)).num(math.Float64bits(p.cfg.weightUnit))
+			d.Num(uint64(p.cfg.vnodes)).Float(p.cfg.weightUnit)
 		}
-		return d.members(p.nodes).hasher(p.cfg.hasher).sum("ring")
+		return digestAll(d, p.nodes, p.cfg.hasher).Sum("ring")
 	case *Rendezvous:
 		if p.empty() {
 			return FingerprintNone
 		}
-		return d.str("rendezvous").members(p.nodes).hasher(p.cfg.hasher).sum("rendezvous")
+		return digestAll(d.Str("rendezvous"), p.nodes, p.cfg.hasher).Sum("rendezvous")
 	case *Jump:
 		if p.empty() {
 			return FingerprintNone
 		}
-		return d.str("jump").members(p.nodes).hasher(p.cfg.hasher).sum("jump")
-	case *ShardMap:
-		if p == nil || p.Len() == 0 {
-			return FingerprintNone
-		}
-		// The map's own content hash covers every partition's replicas.
-		return d.str("shardmap").num(p.Fingerprint()).sum("shardmap")
+		return digestAll(d.Str("jump"), p.nodes, p.cfg.hasher).Sum("jump")
 	case *JumpBack:
 		if p.empty() {
 			return FingerprintNone
 		}
-		return d.str("jumpback").members(p.nodes).hasher(p.cfg.hasher).sum("jumpback")
+		return digestAll(d.Str("jumpback"), p.nodes, p.cfg.hasher).Sum("jumpback")
 	case *Maglev:
 		if p.empty() {
 			return FingerprintNone
 		}
-		d.str("maglev").num(p.size)
-		return d.members(p.nodes).hasher(p.cfg.hasher).sum("maglev")
+		return digestAll(d.Str("maglev").Num(p.size), p.nodes, p.cfg.hasher).Sum("maglev")
 	case *Bounded:
 		if p.empty() {
 			return FingerprintNone
 		}
-		d.str("bounded").num(uint64(len(p.owner))).num(math.Float64bits(p.c))
-		return d.members(p.nodes).hasher(p.cfg.hasher).sum("bounded")
+		d.Str("bounded").Num(uint64(len(p.owner))).Float(p.c)
+		return digestAll(d, p.nodes, p.cfg.hasher).Sum("bounded")
 	case loader:
 		if depth >= maxHolderDepth {
 			return FingerprintNone
@@ -121,8 +112,39 @@ func fingerprint(p Placer, depth int) string {
 		if inner, ok := load(p); ok {
 			return fingerprint(inner, depth+1)
 		}
+	case Fingerprinter:
+		if fp, ok := own(p); ok {
+			return fp
+		}
 	}
 	return foreignFingerprint(d, p)
+}
+
+// Fingerprinter is a Placer that digests its own placement for
+// [Fingerprint]: the placers of the compat and shardmap packages, and any
+// placer of a user's whose placement is fully described by its settings
+// and members. Fingerprint must return [FingerprintNone] when the placer
+// places no key, a different string whenever the placement differs, and
+// must not call [Fingerprint] on its own receiver.
+type Fingerprinter interface {
+	Placer
+	Fingerprint() string
+}
+
+// own calls p.Fingerprint, reporting false if it panics or returns "".
+func own(p Fingerprinter) (fp string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	fp = p.Fingerprint()
+	return fp, fp != ""
+}
+
+// digestAll writes the members, then the hasher.
+func digestAll(d *digest.Digest, nodes []Node, h hasher) *digest.Digest {
+	return digestHasher(digestMembers(d, nodes), h)
 }
 
 // loader is a placer that, like Holder, serves the placer it loads, such
@@ -145,12 +167,12 @@ func load(l loader) (p Placer, ok bool) {
 // foreignFingerprint digests a placer of a type this package does not
 // know: its type, its members and its choices for fixed probe keys. A
 // panic in any of its methods ends the digest with a marker.
-func foreignFingerprint(d *digest, p Placer) (fp string) {
-	d.str("placer").str(fmt.Sprintf("%T", p))
+func foreignFingerprint(d *digest.Digest, p Placer) (fp string) {
+	d.Str("placer").Str(fmt.Sprintf("%T", p))
 	defer func() {
 		if recover() != nil {
-			d.str("panicked")
-			fp = d.sum("placer")
+			d.Str("panicked")
+			fp = d.Sum("placer")
 		}
 	}()
 	nodes := p.Nodes()
@@ -159,17 +181,17 @@ func foreignFingerprint(d *digest, p Placer) (fp string) {
 	}
 	nodes = slices.Clone(nodes)
 	slices.SortStableFunc(nodes, func(a, b Node) int { return cmp.Compare(a.ID, b.ID) })
-	d.members(nodes)
+	digestMembers(d, nodes)
 	k := min(len(nodes), 4)
 	buf := make([]Node, 0, k)
 	for _, key := range probeBytes {
 		buf = p.AppendTopK(buf[:0], key, k)
-		d.num(uint64(len(buf)))
+		d.Num(uint64(len(buf)))
 		for _, n := range buf {
-			d.node(n)
+			digestNode(d, n)
 		}
 	}
-	return d.sum("placer")
+	return d.Sum("placer")
 }
 
 // probes are the fixed inputs on which hashers and unknown placers are
@@ -183,72 +205,29 @@ var probes, probeBytes = func() ([]string, [][]byte) {
 	return s, b
 }()
 
-// digest accumulates a fingerprint. Every field is written with its length
-// or at a fixed width, so distinct inputs cannot run together.
-// Bytes are buffered and hashed a block at a time, which keeps the cost at
-// a few allocations whatever the number of members.
-type digest struct {
-	h   hash.Hash
-	buf []byte
-}
+// digestNode writes n: its ID and effective weight.
+func digestNode(d *digest.Digest, n Node) { d.Node(n.ID, n.Weight) }
 
-func newDigest() *digest { return &digest{h: sha256.New(), buf: make([]byte, 0, 4096)} }
-
-func (d *digest) num(v uint64) *digest {
-	d.buf = binary.LittleEndian.AppendUint64(d.buf, v)
-	return d.flush()
-}
-
-func (d *digest) str(s string) *digest {
-	d.buf = append(binary.LittleEndian.AppendUint64(d.buf, uint64(len(s))), s...)
-	return d.flush()
-}
-
-// flush hashes the buffer once it is nearly full.
-func (d *digest) flush() *digest {
-	if len(d.buf) >= 3072 {
-		d.h.Write(d.buf)
-		d.buf = d.buf[:0]
-	}
-	return d
-}
-
-func (d *digest) node(n Node) *digest {
-	w := n.Weight
-	if w == 0 {
-		w = 1
-	}
-	return d.str(n.ID).num(math.Float64bits(w))
-}
-
-// members digests nodes in the order given: sorted by ID for every
+// digestMembers digests nodes in the order given: sorted by ID for every
 // algorithm but Jump, whose order is the bucket numbering.
-func (d *digest) members(nodes []Node) *digest {
-	d.num(uint64(len(nodes)))
+func digestMembers(d *digest.Digest, nodes []Node) *digest.Digest {
+	d.Num(uint64(len(nodes)))
 	for _, n := range nodes {
-		d.node(n)
+		digestNode(d, n)
 	}
 	return d
 }
 
-// hasher digests h's outputs on the probe inputs.
-func (d *digest) hasher(h hasher) (out *digest) {
+// digestHasher digests h's outputs on the probe inputs.
+func digestHasher(d *digest.Digest, h hasher) (out *digest.Digest) {
 	out = d
 	defer func() {
 		if recover() != nil {
-			d.str("hasher panicked")
+			d.Str("hasher panicked")
 		}
 	}()
 	for i := range 16 {
-		d.num(h.sum(probeBytes[i])).num(h.sumString(probes[i]))
+		d.Num(h.sum(probeBytes[i])).Num(h.sumString(probes[i]))
 	}
 	return d
-}
-
-// sum returns the fingerprint: the algorithm's name and 64 bits of the
-// digest in hex.
-func (d *digest) sum(name string) string {
-	d.h.Write(d.buf)
-	s := d.h.Sum(nil)
-	return name + "-" + hex.EncodeToString(s[:8])
 }

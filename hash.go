@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/keyplace/chash/internal/hashing"
 )
 
 // Hasher is a 64-bit hash of keys and node IDs. Implementations must be
@@ -17,35 +18,13 @@ type Hasher interface {
 
 // XXHash is the default Hasher: xxhash64 (XXH64) with seed 0, as computed by
 // github.com/cespare/xxhash/v2.
-var XXHash Hasher = xxHasher{}
+var XXHash Hasher = hashing.XX{}
 
 // XXHashSeed returns xxhash64 with the given seed. Placement under one seed
 // is unrelated to placement under another, so a secret seed keeps keys
 // chosen by an attacker from being aimed at one node. Seed 0 is [XXHash].
 // Its methods do not allocate.
-func XXHashSeed(seed uint64) Hasher { return xxHasher{seed: seed} }
-
-type xxHasher struct{ seed uint64 }
-
-func (x xxHasher) Sum64(b []byte) uint64 {
-	if x.seed == 0 {
-		return xxhash.Sum64(b)
-	}
-	var d xxhash.Digest
-	d.ResetWithSeed(x.seed)
-	d.Write(b)
-	return d.Sum64()
-}
-
-func (x xxHasher) Sum64String(s string) uint64 {
-	if x.seed == 0 {
-		return xxhash.Sum64String(s)
-	}
-	var d xxhash.Digest
-	d.ResetWithSeed(x.seed)
-	d.WriteString(s)
-	return d.Sum64()
-}
+func XXHashSeed(seed uint64) Hasher { return hashing.XX{Seed: seed} }
 
 // hasher is the Hasher a placer was built with. The default, xxhash with
 // seed 0, is called directly (ext == nil), which keeps the interface call
@@ -59,7 +38,7 @@ type hasher struct {
 var defaultHasher = hasher{}
 
 func newHasher(h Hasher) hasher {
-	if x, ok := h.(xxHasher); ok && x.seed == 0 {
+	if x, ok := h.(hashing.XX); ok && x.Seed == 0 {
 		return hasher{}
 	}
 	return hasher{ext: h}
@@ -91,19 +70,8 @@ func (h hasher) sumString(s string) uint64 {
 	return h.ext.Sum64String(s)
 }
 
-// phi is 2⁶⁴/φ, the golden ratio's fractional part in 64 bits, rounded to
-// odd: adding it repeatedly visits every 64-bit value with the widest gaps
-// (Weyl sequence; the SplitMix64 increment). Placers step by it to derive
-// many values from one hash.
-const phi = 0x9e3779b97f4a7c15
+// phi and mix64 are hashing.Phi and hashing.Mix64 under short names,
+// for the placers of this package, which call them on every lookup.
+const phi = hashing.Phi
 
-// mix64 is a bijective 64-bit finalizer: the output mix of SplitMix64
-// (Steele, Lea and Flood, "Fast splittable pseudorandom number generators",
-// OOPSLA 2014, with Stafford's "Mix13" constants). Placers use it to derive
-// many well-spread values from one hash, such as a ring's points from a
-// node's ID hash, or a rendezvous score from a key hash and a node hash.
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
+func mix64(z uint64) uint64 { return hashing.Mix64(z) }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/keyplace/chash/internal/place"
 )
 
 // jumpTopMax is how many of AppendTopK's choices are drawn by jump hash;
@@ -218,7 +219,7 @@ func (p *Jump) appendTopK(dst []Node, h uint64, k int) []Node {
 // bucket order; the rest follow in bucket order from a hashed start.
 func appendBuckets(dst, nodes []Node, h uint64, k int, bucket func(uint64, int) int) []Node {
 	n := len(nodes)
-	k = clampK(k, n)
+	k = place.ClampK(k, n)
 	var c chosenBuckets
 	var start int
 	for i := 0; i < k; i++ {
@@ -234,7 +235,7 @@ func appendBuckets(dst, nodes []Node, h uint64, k int, bucket func(uint64, int) 
 			}
 			r = (start + i - jumpTopMax) % (n - jumpTopMax)
 		}
-		dst = appendNode(dst, &nodes[c.take(r)])
+		dst = place.Append(dst, &nodes[c.take(r)])
 	}
 	return dst
 }

@@ -321,7 +321,7 @@ func FuzzJumpBack(f *testing.F) {
 // BenchmarkJumpBackHash compares the bare functions on pre-hashed keys,
 // and both with the hash of a 13-byte key, at 10 to 10⁶ buckets.
 func BenchmarkJumpBackHash(b *testing.B) {
-	bs, _ := benchKeys(13)
+	bs, _ := conformance.BenchKeys(13)
 	hs := make([]uint64, len(bs))
 	for i, k := range bs {
 		hs[i] = xxhash.Sum64(k)

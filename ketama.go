@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/keyplace/chash/internal/place"
 )
 
 // KetamaVariant names a ketama implementation whose placement a [Ring]
@@ -125,8 +127,8 @@ func ketamaPoints(v KetamaVariant, nodes []Node) ([]point, error) {
 		digests[i] = v.digests(uint64(n.Weight), total, len(nodes), equal)
 		sum += digests[i]
 	}
-	if 4*sum > maxPoints {
-		return nil, fmt.Errorf("%w: ketama ring of %d points (limit %d)", ErrTooLarge, 4*sum, maxPoints)
+	if 4*sum > place.MaxPoints {
+		return nil, fmt.Errorf("%w: ketama ring of %d points (limit %d)", ErrTooLarge, 4*sum, place.MaxPoints)
 	}
 	points := make([]point, 0, 4*sum)
 	var buf []byte

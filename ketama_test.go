@@ -410,7 +410,7 @@ func FuzzKetama(f *testing.F) {
 func BenchmarkKetama(b *testing.B) {
 	// The floor of a ketama lookup: MD5 of the key.
 	for _, size := range benchKeySizes {
-		bs, _ := benchKeys(size)
+		bs, _ := conformance.BenchKeys(size)
 		b.Run(fmt.Sprintf("md5/key=%d", size), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {

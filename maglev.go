@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/keyplace/chash/internal/place"
 )
 
 // DefaultTableSize is Maglev's lookup table size unless WithTableSize says
@@ -227,16 +228,16 @@ func (g *Maglev) AppendTopKString(dst []Node, key string, k int) []Node {
 }
 
 func (g *Maglev) appendTopK(dst []Node, h uint64, k int) []Node {
-	k = clampK(k, len(g.nodes))
+	k = place.ClampK(k, len(g.nodes))
 	if k == 0 {
 		return dst
 	}
 	start := len(dst)
-	seen := newPicked(len(g.nodes), k)
+	seen := place.NewPicked(len(g.nodes), k)
 	s := g.slot(h)
 	first := g.at(s)
-	seen.take(first, "", nil)
-	dst = appendNode(dst, &g.nodes[first])
+	take(seen, first, "", nil)
+	dst = place.Append(dst, &g.nodes[first])
 	h2 := mix64(h ^ maglevTopKSalt)
 	stride, _ := bits.Mul64(h2, g.size-1)
 	stride++
@@ -244,20 +245,20 @@ func (g *Maglev) appendTopK(dst []Node, h uint64, k int) []Node {
 		if s += stride; s >= g.size {
 			s -= g.size
 		}
-		if j := g.at(s); seen.take(j, g.nodes[j].ID, dst[start:]) {
-			dst = appendNode(dst, &g.nodes[j])
+		if j := g.at(s); take(seen, j, g.nodes[j].ID, dst[start:]) {
+			dst = place.Append(dst, &g.nodes[j])
 		}
 	}
 	i, _ := bits.Mul64(mix64(h2), uint64(len(g.nodes)))
 	for len(dst)-start < k {
-		if n := &g.nodes[i]; seen.take(int(i), n.ID, dst[start:]) {
-			dst = appendNode(dst, n)
+		if n := &g.nodes[i]; take(seen, int(i), n.ID, dst[start:]) {
+			dst = place.Append(dst, n)
 		}
 		if i++; i == uint64(len(g.nodes)) {
 			i = 0
 		}
 	}
-	seen.release()
+	seen.Release()
 	return dst
 }
 

@@ -5,13 +5,15 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/compat"
+	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestMigrationRoute(t *testing.T) {
-	servers := compatNodes(5, func(i int) string { return fmt.Sprintf("10.0.0.%d:11211", i) })
-	from, err := chash.NewGomemcache(servers)
+	servers := conformance.NamedNodes(5, func(i int) string { return fmt.Sprintf("10.0.0.%d:11211", i) })
+	from, err := compat.NewGomemcache(servers)
 	require.NoError(t, err)
 	to, err := chash.NewRing(servers)
 	require.NoError(t, err)
@@ -35,7 +37,7 @@ func TestMigrationRoute(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, mv.Moved, float64(moved)/keys, 0.01)
 	assert.InDelta(t, 0.8, mv.Moved, 0.02, "CRC-32 mod 5 to a ring agree on 1/5 of keys")
-	checkCompat(t, m)
+	conformance.CheckContract(t, m)
 	assert.Same(t, from, m.From())
 	assert.Same(t, to, m.To())
 	if testing.CoverMode() == "" {
@@ -55,14 +57,14 @@ func TestMigrationNil(t *testing.T) {
 }
 
 func BenchmarkMigrationRoute(b *testing.B) {
-	servers := compatNodes(8, func(i int) string { return fmt.Sprintf("10.0.0.%d:11211", i) })
-	from, err := chash.NewGomemcache(servers)
+	servers := conformance.NamedNodes(8, func(i int) string { return fmt.Sprintf("10.0.0.%d:11211", i) })
+	from, err := compat.NewGomemcache(servers)
 	require.NoError(b, err)
 	to, err := chash.NewRing(servers)
 	require.NoError(b, err)
 	m, err := chash.NewMigration(from, to)
 	require.NoError(b, err)
-	_, ss := benchKeys(13)
+	_, ss := conformance.BenchKeys(13)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		r := m.RouteString(ss[i&(len(ss)-1)])
@@ -74,7 +76,7 @@ func BenchmarkMigrationRoute(b *testing.B) {
 // owner first and fall back to the old one.
 func ExampleNewMigration() {
 	servers := []chash.Node{{ID: "10.0.0.1:11211"}, {ID: "10.0.0.2:11211"}, {ID: "10.0.0.3:11211"}}
-	from, err := chash.NewGomemcache(servers)
+	from, err := compat.NewGomemcache(servers)
 	if err != nil {
 		panic(err)
 	}

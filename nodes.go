@@ -8,6 +8,14 @@ import (
 	"slices"
 )
 
+// CheckNodes validates nodes as every constructor of this module does and
+// returns a copy in the given order with each zero weight replaced by 1.
+// It fails with ErrNoNodes for an empty list, ErrEmptyID, ErrDuplicateID,
+// or ErrInvalidWeight for a negative, NaN or infinite weight, each wrapped
+// with detail. A Placer implemented outside this package can call it to
+// keep the same rules. O(n log n).
+func CheckNodes(nodes []Node) ([]Node, error) { return checkNodes(nodes, false) }
+
 // checkNodes validates nodes and returns a copy with every zero weight
 // replaced by 1. If sorted is set the copy is in ascending ID order, which
 // makes every structure built from it independent of the caller's order.
@@ -186,30 +194,4 @@ func absent(chosen []Node, id string) bool {
 		}
 	}
 	return true
-}
-
-// clampK returns how many nodes AppendTopK should append for k and n members.
-func clampK(k, n int) int {
-	if k <= 0 {
-		return 0
-	}
-	return min(k, n)
-}
-
-// appendNode is append(dst, *n), for every list of nodes a lookup returns.
-// Go's append of a Node, five words, copies it through a stack temporary
-// written as overlapping 16-byte stores, and the 16-byte load that reads it
-// back spans two of them, which the CPU cannot forward from its store
-// buffer: it waits for both to reach the cache (the compiler's extra copy
-// is golang/go#54613). Here the Node goes straight into dst's array. In
-// ten interleaved rounds of the comparison harness's BenchmarkTopK3 this
-// made bounded's top-3 16–29% faster and rendezvous's 9–18%. Growth, when
-// dst is full, is append's.
-func appendNode(dst []Node, n *Node) []Node {
-	if len(dst) == cap(dst) {
-		dst = slices.Grow(dst, 1)
-	}
-	dst = dst[:len(dst)+1]
-	dst[len(dst)-1] = *n
-	return dst
 }

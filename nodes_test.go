@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/keyplace/chash/internal/place"
 	"github.com/stretchr/testify/require"
 )
 
@@ -111,15 +112,15 @@ func TestAppendNode(t *testing.T) {
 	var got, want []Node
 	for i := range 20 {
 		n := &nodes[i%len(nodes)]
-		got, want = appendNode(got, n), append(want, *n)
+		got, want = place.Append(got, n), append(want, *n)
 		require.Equal(t, want, got)
 		require.Equal(t, cap(want), cap(got), "growth after %d nodes", i+1)
 	}
 	buf := make([]Node, 1, 4)
-	out := appendNode(buf, &nodes[1])
+	out := place.Append(buf, &nodes[1])
 	require.Same(t, &buf[:2][1], &out[1], "a dst with room keeps its array")
-	require.Zero(t, testing.AllocsPerRun(100, func() { appendNode(buf[:1], &nodes[2]) }))
+	require.Zero(t, testing.AllocsPerRun(100, func() { place.Append(buf[:1], &nodes[2]) }))
 	full := []Node{nodes[0], nodes[1]} // len == cap: appending grows it
-	out = appendNode(full, &full[1])
+	out = place.Append(full, &full[1])
 	require.Equal(t, []Node{nodes[0], nodes[1], nodes[1]}, out)
 }

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+
+	"github.com/keyplace/chash/internal/place"
 )
 
 // Option configures a constructor. Options are validated when they are
@@ -108,7 +110,7 @@ func WithWeightUnit(u float64) Option {
 // number of nodes, at most 1<<24. The default is 65537. Only Maglev uses it.
 func WithTableSize(m int) Option {
 	return func(c *config) error {
-		if m < 2 || m > 1<<24 || !isPrime(m) {
+		if m < 2 || m > 1<<24 || !place.IsPrime(m) {
 			return fmt.Errorf("%w: WithTableSize(%d): want a prime from 2 to 16777216", ErrInvalidOption, m)
 		}
 		c.tableSize = m
@@ -140,17 +142,4 @@ func WithLoadFactor(f float64) Option {
 		c.loadFactor = f
 		return nil
 	}
-}
-
-// isPrime reports whether n is prime, by trial division (n <= 1<<24 here).
-func isPrime(n int) bool {
-	if n < 2 {
-		return false
-	}
-	for d := 2; d*d <= n; d++ {
-		if n%d == 0 {
-			return false
-		}
-	}
-	return true
 }

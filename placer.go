@@ -1,6 +1,6 @@
 package chash
 
-import "reflect"
+import "github.com/keyplace/chash/internal/place"
 
 // Node is a member of a placement: a node, shard or backend. The zero Node,
 // with no ID, is what empty placers return; constructors reject it.
@@ -45,16 +45,5 @@ type Placer interface {
 	Len() int
 }
 
-// isNil reports whether p is nil or holds a nil pointer (or other nil
-// value), such as the *Ring of a failed NewRing stored without checking
-// its error. It costs a reflection call and is kept off lookup paths.
-func isNil(p Placer) bool {
-	if p == nil {
-		return true
-	}
-	switch v := reflect.ValueOf(p); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
-}
+// isNil reports whether p is nil or holds a nil pointer: see place.IsNil.
+func isNil(p Placer) bool { return place.IsNil(p) }

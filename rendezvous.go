@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/keyplace/chash/internal/place"
 )
 
 // Rendezvous weights are bounded so that every score and pruning bound is a
@@ -163,7 +164,7 @@ func (r *Rendezvous) AppendTopKString(dst []Node, key string, k int) []Node {
 }
 
 func (r *Rendezvous) appendTopK(dst []Node, h uint64, k int) []Node {
-	return r.appendTop(dst, r.nodes, h, clampK(k, len(r.nodes)), -1)
+	return r.appendTop(dst, r.nodes, h, place.ClampK(k, len(r.nodes)), -1)
 }
 
 // Nodes returns the members in ascending ID order.

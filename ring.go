@@ -9,14 +9,12 @@ import (
 	"sort"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/keyplace/chash/internal/place"
 )
 
 // DefaultVnodes is the ring's points per unit of weight unless WithVnodes
 // says otherwise.
 const DefaultVnodes = 160
-
-// maxPoints bounds a ring's size: 1<<24 points take 576 MiB.
-const maxPoints = 1 << 24
 
 // Ring is a consistent-hash ring with virtual nodes (Karger et al., STOC
 // 1997): each node owns points on a 64-bit circle, and a key belongs to the
@@ -120,8 +118,8 @@ func ringPoints(cfg config, nodes []Node) ([]point, error) {
 			return nil, err
 		}
 		// Checked before adding, so that the sum cannot overflow a 32-bit int.
-		if c > maxPoints-total {
-			return nil, fmt.Errorf("%w: ring of more than %d points", ErrTooLarge, maxPoints)
+		if c > place.MaxPoints-total {
+			return nil, fmt.Errorf("%w: ring of more than %d points", ErrTooLarge, place.MaxPoints)
 		}
 		counts[i] = c
 		total += c
@@ -159,14 +157,14 @@ const crowdedBucket = 16
 const pointTolerance = 0.05
 
 // pointCount returns how many points node n gets: round(vnodes × w / unit).
-// It fails with ErrTooLarge beyond maxPoints, and with ErrInvalidWeight when
+// It fails with ErrTooLarge beyond place.MaxPoints, and with ErrInvalidWeight when
 // rounding would change the node's share of points by more than
 // pointTolerance (fewer than 10 points, unless nearly a whole number).
 func (c config) pointCount(n Node) (int, error) {
 	x := float64(c.vnodes) * (n.Weight / c.weightUnit)
-	if x > maxPoints {
+	if x > place.MaxPoints {
 		return 0, fmt.Errorf("%w: node %q of weight %v needs %.4g points at %d per weight unit %v (limit %d; give weights in a larger unit with WithWeightUnit)",
-			ErrTooLarge, n.ID, n.Weight, x, c.vnodes, c.weightUnit, maxPoints)
+			ErrTooLarge, n.ID, n.Weight, x, c.vnodes, c.weightUnit, place.MaxPoints)
 	}
 	f := math.Round(x)
 	if math.Abs(f-x) > pointTolerance*x {
@@ -318,17 +316,17 @@ func (r *Ring) AppendTopKString(dst []Node, key string, k int) []Node {
 }
 
 func (r *Ring) appendTopK(dst []Node, h uint64, k int) []Node {
-	k = clampK(k, len(r.nodes))
+	k = place.ClampK(k, len(r.nodes))
 	if k == 0 {
 		return dst
 	}
 	start := len(dst)
-	seen := newPicked(len(r.nodes), k)
+	seen := place.NewPicked(len(r.nodes), k)
 	i := r.locate(h)
 	for walked := 0; len(dst)-start < k && walked < len(r.points); walked++ {
 		j := int(r.points[i].node)
-		if n := &r.nodes[j]; seen.take(j, n.ID, dst[start:]) {
-			dst = appendNode(dst, n)
+		if n := &r.nodes[j]; take(seen, j, n.ID, dst[start:]) {
+			dst = place.Append(dst, n)
 		}
 		if i++; i == len(r.points) {
 			i = 0
@@ -336,11 +334,11 @@ func (r *Ring) appendTopK(dst []Node, h uint64, k int) []Node {
 	}
 	// A ketama node of tiny weight can own no point; it comes last.
 	for j := 0; len(dst)-start < k && j < len(r.nodes); j++ {
-		if seen.take(j, r.nodes[j].ID, dst[start:]) {
-			dst = appendNode(dst, &r.nodes[j])
+		if take(seen, j, r.nodes[j].ID, dst[start:]) {
+			dst = place.Append(dst, &r.nodes[j])
 		}
 	}
-	seen.release()
+	seen.Release()
 	return dst
 }
 
@@ -436,8 +434,8 @@ func (r *Ring) derive(nodes []Node) (*Ring, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(points)+len(added) > maxPoints {
-		return nil, fmt.Errorf("%w: ring of %d points (limit %d)", ErrTooLarge, len(points)+len(added), maxPoints)
+	if len(points)+len(added) > place.MaxPoints {
+		return nil, fmt.Errorf("%w: ring of %d points (limit %d)", ErrTooLarge, len(points)+len(added), place.MaxPoints)
 	}
 	for i := range added {
 		added[i].node = freshIdx[added[i].node]

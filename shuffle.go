@@ -3,6 +3,8 @@ package chash
 import (
 	"fmt"
 	"slices"
+
+	"github.com/keyplace/chash/internal/place"
 )
 
 // Shuffle gives each tenant its own stable subset of the nodes (shuffle
@@ -53,7 +55,7 @@ func (s *Shuffle) AppendSubset(dst []Node, tenant string, size int) []Node {
 
 // Subset returns tenant's subset of size nodes in a new slice.
 func (s *Shuffle) Subset(tenant string, size int) []Node {
-	return s.AppendSubset(make([]Node, 0, clampK(size, s.Len())), tenant, size)
+	return s.AppendSubset(make([]Node, 0, place.ClampK(size, s.Len())), tenant, size)
 }
 
 // Placer returns a placer for tenant's keys over its subset: rendezvous

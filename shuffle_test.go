@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/internal/conformance"
 )
 
 func tenants(n int) []string {
@@ -31,7 +32,7 @@ func mustShuffle(t *testing.T, nodes []chash.Node) *chash.Shuffle {
 // Adding or removing one node changes only the subsets that must change,
 // each by exactly one node.
 func TestShuffleStable(t *testing.T) {
-	nodes := zonedNodes(100, 5)
+	nodes := conformance.ZonedNodes(100, 5)
 	base := mustShuffle(t, nodes)
 	added := mustShuffle(t, append(slices.Clone(nodes), chash.Node{ID: "node-new", Zone: "z2"}))
 	removed := mustShuffle(t, slices.Delete(slices.Clone(nodes), 42, 43))
@@ -71,7 +72,7 @@ func TestShuffleOverlap(t *testing.T) {
 	}
 	pairs := float64(count) * float64(count-1) / 2
 	for _, zones := range []int{0, 5} {
-		nodes := zonedNodes(n, max(zones, 1))
+		nodes := conformance.ZonedNodes(n, max(zones, 1))
 		if zones == 0 {
 			for i := range nodes {
 				nodes[i].Zone = ""
@@ -131,7 +132,7 @@ func binom(n, k int) float64 {
 // A tenant's placer uses only its subset, crosses its zones and is the
 // same in every process.
 func TestShufflePlacer(t *testing.T) {
-	s := mustShuffle(t, zonedNodes(30, 3))
+	s := mustShuffle(t, conformance.ZonedNodes(30, 3))
 	sub := s.Subset("acme", 6)
 	require.Len(t, sub, 6)
 	p, err := s.Placer("acme", 6)
@@ -154,13 +155,13 @@ func TestShuffleAllocs(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("coverage instrumentation allocates")
 	}
-	s := mustShuffle(t, zonedNodes(100, 5))
+	s := mustShuffle(t, conformance.ZonedNodes(100, 5))
 	buf := make([]chash.Node, 0, 5)
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { buf = s.AppendSubset(buf[:0], "tenant-7", 5) }))
 }
 
 func BenchmarkShuffleSubset(b *testing.B) {
-	s, err := chash.NewShuffle(zonedNodes(100, 5))
+	s, err := chash.NewShuffle(conformance.ZonedNodes(100, 5))
 	require.NoError(b, err)
 	ts := tenants(1024)
 	buf := make([]chash.Node, 0, 5)

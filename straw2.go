@@ -3,6 +3,8 @@ package chash
 import (
 	"math"
 	"slices"
+
+	"github.com/keyplace/chash/internal/place"
 )
 
 // straw2 ranks nodes for a 64-bit hash by highest random weight with the
@@ -180,7 +182,7 @@ func (s *straw2) appendTop(dst []Node, nodes []Node, h uint64, k, skip int) []No
 		b := min(k, topBatch)
 		got := s.selectTop(h, top[:b], floor, skip)
 		for _, c := range top[:got] {
-			dst = appendNode(dst, &nodes[c.i])
+			dst = place.Append(dst, &nodes[c.i])
 		}
 		if got < b {
 			break
@@ -202,7 +204,7 @@ const fewK = 4
 // never displaces an earlier one.
 func (s *straw2) appendFew(dst []Node, nodes []Node, h uint64, k, skip int) []Node {
 	if k == 1 && skip < 0 {
-		return appendNode(dst, &nodes[s.best(h)])
+		return place.Append(dst, &nodes[s.best(h)])
 	}
 	// A top-2 or top-3 fills three slots, then best3 ranks the remaining
 	// nodes; a top-2 is the first two of them.
@@ -210,7 +212,7 @@ func (s *straw2) appendFew(dst []Node, nodes []Node, h uint64, k, skip int) []No
 	if three && skip < 0 && s.wide() {
 		best := top3Wide(h, s.seeds)
 		for _, i := range best[:k] {
-			dst = appendNode(dst, &nodes[i])
+			dst = place.Append(dst, &nodes[i])
 		}
 		return dst
 	}
@@ -237,7 +239,7 @@ func (s *straw2) appendFew(dst []Node, nodes []Node, h uint64, k, skip int) []No
 		s.best3(h, i, skip, &top, &idx)
 	}
 	for _, i := range idx[:min(n, k)] {
-		dst = appendNode(dst, &nodes[i])
+		dst = place.Append(dst, &nodes[i])
 	}
 	return dst
 }
@@ -308,7 +310,7 @@ func (s *straw2) appendSorted(dst []Node, nodes []Node, h uint64, k, skip int) [
 		return 1 // candidates are never equal: their indexes differ
 	})
 	for _, c := range all[:min(k, len(all))] {
-		dst = appendNode(dst, &nodes[c.i])
+		dst = place.Append(dst, &nodes[c.i])
 	}
 	*buf = all
 	candidates.Put(buf)

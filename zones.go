@@ -3,6 +3,8 @@ package chash
 import (
 	"fmt"
 	"sync"
+
+	"github.com/keyplace/chash/internal/place"
 )
 
 // Zoned wraps a Placer so that its replica lists cross failure domains:
@@ -180,7 +182,7 @@ func (z *Zoned) candidates(dst []Node, key zkey, m int) []Node {
 }
 
 func (z *Zoned) appendTopK(dst []Node, key zkey, k int) []Node {
-	k = clampK(k, z.n)
+	k = place.ClampK(k, z.n)
 	if k == 0 {
 		return dst
 	}
@@ -229,7 +231,7 @@ func (z *Zoned) pick(dst, cand []Node, k int) ([]Node, bool) {
 			break
 		}
 		if zoneNew(dst[start:], cand[i].Zone) {
-			dst = appendNode(dst, &cand[i])
+			dst = place.Append(dst, &cand[i])
 			covered++
 		}
 	}
@@ -244,7 +246,7 @@ func (z *Zoned) pick(dst, cand []Node, k int) ([]Node, bool) {
 			break
 		}
 		if absent(dst[start:], cand[i].ID) {
-			dst = appendNode(dst, &cand[i])
+			dst = place.Append(dst, &cand[i])
 		}
 	}
 	return dst, true

@@ -1,5 +1,7 @@
 package chash
 
+import "github.com/keyplace/chash/internal/place"
+
 // zoneRanker is implemented by placers that can choose a zone-aware list
 // in one pass over their nodes, given each node's domain number (in the
 // order of Nodes); like zoneLister, it must return exactly the greedy
@@ -40,7 +42,7 @@ func (r *Rendezvous) appendZonedRanked(dst []Node, key zkey, k int, domain []uin
 				bi = d
 			}
 		}
-		dst = appendNode(dst, &r.nodes[best[bi].i])
+		dst = place.Append(dst, &r.nodes[best[bi].i])
 		has &^= 1 << bi
 	}
 	return dst, true

@@ -1,5 +1,7 @@
 package chash
 
+import "github.com/keyplace/chash/internal/place"
+
 // zoneLister is implemented by placers that can choose a zone-aware list
 // in one walk of their own preference order instead of through
 // AppendTopK; the result must be exactly the greedy choice [Zoned]
@@ -35,11 +37,11 @@ func (r *Ring) appendZoned(dst []Node, key zkey, k int, domain []uint8, domains 
 		if j := r.points[i].node; domain != nil {
 			if bit := uint64(1) << domain[j]; seen&bit == 0 {
 				seen |= bit
-				dst = appendNode(dst, &r.nodes[j])
+				dst = place.Append(dst, &r.nodes[j])
 				covered++
 			}
 		} else if n := &r.nodes[j]; zoneNew(dst[start:], n.Zone) && (n.Zone != "" || absent(dst[start:], n.ID)) {
-			dst = appendNode(dst, n)
+			dst = place.Append(dst, n)
 			covered++
 		}
 		if i++; i == len(r.points) {
@@ -51,7 +53,7 @@ func (r *Ring) appendZoned(dst []Node, key zkey, k int, domain []uint8, domains 
 			return dst[:start], false
 		}
 		if n := &r.nodes[r.points[i].node]; absent(dst[start:], n.ID) {
-			dst = appendNode(dst, n)
+			dst = place.Append(dst, n)
 		}
 		if i++; i == len(r.points) {
 			i = 0

@@ -11,16 +11,8 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/shardmap"
 )
-
-// zonedNodes returns n nodes spread round-robin over z zones named z0...
-func zonedNodes(n, z int) []chash.Node {
-	nodes := conformance.Nodes(n)
-	for i := range nodes {
-		nodes[i].Zone = fmt.Sprintf("z%d", i%z)
-	}
-	return nodes
-}
 
 func zoneKeys(t *testing.T) []string {
 	if testing.Short() {
@@ -52,7 +44,7 @@ func TestZonedSpan(t *testing.T) {
 	keys := zoneKeys(t)
 	for _, a := range chash.Algorithms() {
 		for _, z := range []int{3, 4} {
-			zp := mustZoned(t, a, zonedNodes(64, z))
+			zp := mustZoned(t, a, conformance.ZonedNodes(64, z))
 			require.Equal(t, z, zp.Zones())
 			buf := make([]chash.Node, 0, 8)
 			for _, k := range []int{1, 2, z, z + 2} {
@@ -82,7 +74,7 @@ func TestZonedSpan(t *testing.T) {
 // Lists are prefixes of the wrapped placer's preference order chosen
 // greedily: checked against a direct computation from the full order.
 func TestZonedGreedy(t *testing.T) {
-	nodes := zonedNodes(20, 3)
+	nodes := conformance.ZonedNodes(20, 3)
 	nodes[0].Zone, nodes[1].Zone = "", "" // two domains of their own
 	for _, a := range []chash.Algorithm{chash.AlgorithmRing, chash.AlgorithmRendezvous} {
 		zp := mustZoned(t, a, nodes)
@@ -142,7 +134,7 @@ func TestZonedRemove(t *testing.T) {
 	keys := zoneKeys(t)
 	for _, a := range []chash.Algorithm{chash.AlgorithmRing, chash.AlgorithmRendezvous} {
 		for _, z := range []int{3, 4} {
-			nodes := zonedNodes(64, z)
+			nodes := conformance.ZonedNodes(64, z)
 			before, after := mustZoned(t, a, nodes), mustZoned(t, a, slices.Delete(slices.Clone(nodes), 5, 6))
 			gone := nodes[5].ID
 			changed := 0
@@ -252,7 +244,7 @@ func drawShare(w []float64, i, k int) float64 {
 func TestZonedZoneLoss(t *testing.T) {
 	keys := zoneKeys(t)
 	for _, a := range []chash.Algorithm{chash.AlgorithmRing, chash.AlgorithmRendezvous} {
-		nodes := zonedNodes(64, 4)
+		nodes := conformance.ZonedNodes(64, 4)
 		rest := slices.DeleteFunc(slices.Clone(nodes), func(n chash.Node) bool { return n.Zone == "z0" })
 		before, after := mustZoned(t, a, nodes), mustZoned(t, a, rest)
 		gained := map[string]int{}
@@ -291,7 +283,7 @@ func TestZonedAllocs(t *testing.T) {
 		bkeys[i] = []byte(keys[i])
 	}
 	for _, a := range chash.Algorithms() {
-		zp := mustZoned(t, a, zonedNodes(64, 3))
+		zp := mustZoned(t, a, conformance.ZonedNodes(64, 3))
 		buf := make([]chash.Node, 0, 3)
 		i := 0
 		allocs := testing.AllocsPerRun(2000, func() {
@@ -306,7 +298,7 @@ func TestZonedAllocs(t *testing.T) {
 func TestZonedErrors(t *testing.T) {
 	_, err := chash.NewZoned(nil)
 	require.ErrorIs(t, err, chash.ErrNoNodes)
-	r, err := chash.NewRing(zonedNodes(4, 2))
+	r, err := chash.NewRing(conformance.ZonedNodes(4, 2))
 	require.NoError(t, err)
 	_, err = chash.NewZoned(chash.NewHolder(r))
 	require.ErrorIs(t, err, chash.ErrInvalidOption)
@@ -323,7 +315,7 @@ func TestZonedErrors(t *testing.T) {
 func BenchmarkZonedTopK(b *testing.B) {
 	keys := conformance.Keys(1024)
 	for _, a := range chash.Algorithms() {
-		p, err := chash.New(a, zonedNodes(64, 3))
+		p, err := chash.New(a, conformance.ZonedNodes(64, 3))
 		require.NoError(b, err)
 		zp, err := chash.NewZoned(p)
 		require.NoError(b, err)
@@ -373,7 +365,7 @@ func TestZeroValues(t *testing.T) {
 	require.Zero(t, s.Len()+s.Zones())
 	_, err := s.Placer("t", 3)
 	require.ErrorIs(t, err, chash.ErrNoNodes)
-	var m chash.ShardMap
+	var m shardmap.Map
 	require.Equal(t, chash.Node{}, m.LookupString("k"))
 	require.Empty(t, m.AppendTopKString(nil, "k", 3))
 	require.Empty(t, m.AppendReplicas(nil, 0))
@@ -407,7 +399,7 @@ func FuzzZoned(f *testing.F) {
 			top := zp.AppendTopKString(nil, key, k)
 			spanned := map[string]bool{}
 			for _, n := range top[:min(len(top), zp.Zones())] {
-				spanned[domainOf(n)] = true
+				spanned[conformance.DomainOf(n)] = true
 			}
 			require.Len(t, spanned, min(len(top), zp.Zones()), "%v %v", a, top)
 		}

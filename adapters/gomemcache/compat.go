@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/compat"
 )
 
 // ErrReorder reports a SetServers that would renumber a jump placement:
@@ -55,7 +56,7 @@ func (set *settings) check() error {
 // configured weights and are distinct unless the list repeats a server.
 func (s *Selector) newPlacer(servers []string, nodes []chash.Node) (chash.Placer, error) {
 	if s.set.serverList {
-		return chash.NewGomemcacheList(servers...)
+		return compat.NewGomemcacheList(servers...)
 	}
 	alg := s.set.alg
 	if alg == 0 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/compat"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -46,7 +47,7 @@ func (c Config) Placer(shards []string) (chash.Placer, error) {
 		for i, s := range shards {
 			nodes[i] = chash.Node{ID: s}
 		}
-		p, err := chash.NewGoRedis(nodes)
+		p, err := compat.NewGoRedis(nodes)
 		if err != nil {
 			return nil, fmt.Errorf("goredis: %w", err)
 		}

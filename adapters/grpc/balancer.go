@@ -44,6 +44,7 @@ import (
 	"sync"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/balance"
 	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/balancer/base"
 	"google.golang.org/grpc/balancer/endpointsharding"
@@ -99,7 +100,7 @@ type chashBalancer struct {
 	nodes    []chash.Node                  // the placement's members, by ID
 	placer   chash.Placer                  // nil until built, or on err
 	err      error                         // why the placement could not be built
-	bal      *chash.Balancer               // with a load factor, once an endpoint is READY
+	bal      *balance.Balancer             // with a load factor, once an endpoint is READY
 	last     *picker                       // last published
 	seen     map[string]bool               // endpoints READY or failed since they joined
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/balance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-func (b *chashBalancer) balancer() *chash.Balancer {
+func (b *chashBalancer) balancer() *balance.Balancer {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.bal

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/balance"
+	"github.com/keyplace/chash/compat"
 	"google.golang.org/grpc/serviceconfig"
 )
 
@@ -76,7 +78,7 @@ func ParseConfig(js []byte) (*Config, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if c.LoadFactor != 0 {
-		if _, err := chash.NewBalancer(p, chash.WithLoadFactor(c.LoadFactor)); err != nil {
+		if _, err := balance.New(p, balance.WithLoadFactor(c.LoadFactor)); err != nil {
 			return nil, fmt.Errorf("%w: loadFactor: %w", ErrConfig, err)
 		}
 	}
@@ -95,7 +97,7 @@ func (c *Config) placer(nodes []chash.Node) (chash.Placer, error) {
 		}
 		// grpc-go caps both sizes (GRPC_RING_HASH_CAP, default 4096) before
 		// it builds the ring; the core's placer takes them after the cap.
-		r, err := chash.NewGRPCRingHash(nodes, int(min(lo, ringSizeCap)), int(min(hi, ringSizeCap)))
+		r, err := compat.NewGRPCRingHash(nodes, int(min(lo, ringSizeCap)), int(min(hi, ringSizeCap)))
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/balance"
 	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
@@ -34,7 +35,7 @@ type picker struct {
 	kicked []atomic.Bool // an IDLE endpoint is asked to connect once per picker
 	ready  []int         // positions of the READY endpoints
 	next   atomic.Uint32 // round-robin position for RPCs without a key
-	bal    *chash.Balancer
+	bal    *balance.Balancer
 	header string
 	err    error // if set, every pick fails with it
 }
@@ -65,7 +66,7 @@ func (b *chashBalancer) newPickerLocked() *picker {
 		view := newReadyView(b.placer, ready)
 		if b.bal == nil {
 			// ParseConfig checked the factor, and view has nodes.
-			b.bal, _ = chash.NewBalancer(view, chash.WithLoadFactor(b.cfg.LoadFactor))
+			b.bal, _ = balance.New(view, balance.WithLoadFactor(b.cfg.LoadFactor))
 		} else {
 			_ = b.bal.SetPlacer(view) // fails only for an empty view
 		}
@@ -230,7 +231,7 @@ func (p *picker) kickAhead(key string) bool {
 // endpoint's own Done. Pooled with its bound method value, so a pick does
 // not allocate one; gRPC calls Done once per pick result.
 type done struct {
-	lease chash.Lease
+	lease balance.Lease
 	child func(balancer.DoneInfo)
 	fn    func(balancer.DoneInfo)
 }
@@ -247,7 +248,7 @@ func init() {
 
 func (d *done) finish(info balancer.DoneInfo) {
 	l, child := d.lease, d.child
-	d.lease, d.child = chash.Lease{}, nil
+	d.lease, d.child = balance.Lease{}, nil
 	dones.Put(d)
 	l.Release()
 	if child != nil {

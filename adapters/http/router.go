@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/balance"
 )
 
 // ErrNoRoute reports a request the Transport cannot route: every attempt
@@ -48,7 +49,7 @@ type Router struct {
 
 	cur  atomic.Pointer[view]
 	mu   sync.Mutex // serialises view rebuilds
-	bal  *chash.Balancer
+	bal  *balance.Balancer
 	down map[string]time.Time // backend ID -> when it may be tried again
 	urls sync.Map             // backend ID -> *url.URL
 }
@@ -114,7 +115,7 @@ func New(key Key, p chash.Placer, opts ...Option) (*Router, error) {
 		}
 	}
 	if r.c != 0 {
-		b, err := chash.NewBalancer(all, chash.WithLoadFactor(r.c))
+		b, err := balance.New(all, balance.WithLoadFactor(r.c))
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/balance"
 )
 
 // Transport returns the RoundTripper that sends each request Rewrite
@@ -61,10 +62,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // pick chooses the backend for key, with a lease when load is bounded.
-func (r *Router) pick(key string) (chash.Node, chash.Lease, error) {
+func (r *Router) pick(key string) (chash.Node, balance.Lease, error) {
 	v := r.view()
 	if r.bal == nil {
-		return v.live.LookupString(key), chash.Lease{}, nil
+		return v.live.LookupString(key), balance.Lease{}, nil
 	}
 	l, err := r.bal.AcquireString(key)
 	return l.Node(), l, err
@@ -101,8 +102,8 @@ func isDial(err error) bool {
 
 // leased wraps a response body so that closing it releases the lease,
 // keeping the io.Writer a 101 Switching Protocols body has.
-func leased(body io.ReadCloser, l chash.Lease) io.ReadCloser {
-	if l == (chash.Lease{}) {
+func leased(body io.ReadCloser, l balance.Lease) io.ReadCloser {
+	if l == (balance.Lease{}) {
 		return body
 	}
 	if rwc, ok := body.(io.ReadWriteCloser); ok {
@@ -113,7 +114,7 @@ func leased(body io.ReadCloser, l chash.Lease) io.ReadCloser {
 
 type leasedBody struct {
 	io.ReadCloser
-	lease chash.Lease
+	lease balance.Lease
 }
 
 func (b *leasedBody) Close() error {
@@ -123,7 +124,7 @@ func (b *leasedBody) Close() error {
 
 type leasedRWC struct {
 	io.ReadWriteCloser
-	lease chash.Lease
+	lease balance.Lease
 }
 
 func (b *leasedRWC) Close() error {

@@ -1,6 +1,9 @@
 package main
 
-import "github.com/keyplace/chash"
+import (
+	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/compat"
+)
 
 // compatAlgos are the placements of other systems that diff and plan
 // accept by name, so that the cost of leaving one can be measured: node IDs
@@ -10,14 +13,14 @@ func compatAlgos() []algo {
 		return algo{name, build}
 	}
 	return []algo{
-		wrap("gomemcache", func(n []chash.Node) (chash.Placer, error) { return chash.NewGomemcache(n) }),
-		wrap("goredis", func(n []chash.Node) (chash.Placer, error) { return chash.NewGoRedis(n) }),
-		wrap("groupcache", func(n []chash.Node) (chash.Placer, error) { return chash.NewGroupcache(n, 0) }),
-		wrap("nginx-consistent", func(n []chash.Node) (chash.Placer, error) { return chash.NewNginxConsistent(n) }),
-		wrap("nginx-hash", func(n []chash.Node) (chash.Placer, error) { return chash.NewNginxHash(n) }),
-		wrap("grpc-ring-hash", func(n []chash.Node) (chash.Placer, error) { return chash.NewGRPCRingHash(n, 0, 0) }),
-		wrap("envoy-ring-hash", func(n []chash.Node) (chash.Placer, error) { return chash.NewEnvoyRingHash(n, 0, 0) }),
-		wrap("envoy-maglev", func(n []chash.Node) (chash.Placer, error) { return chash.NewEnvoyMaglev(n, 0) }),
-		wrap("caddy", func(n []chash.Node) (chash.Placer, error) { return chash.NewCaddy(n) }),
+		wrap("gomemcache", func(n []chash.Node) (chash.Placer, error) { return compat.NewGomemcache(n) }),
+		wrap("goredis", func(n []chash.Node) (chash.Placer, error) { return compat.NewGoRedis(n) }),
+		wrap("groupcache", func(n []chash.Node) (chash.Placer, error) { return compat.NewGroupcache(n, 0) }),
+		wrap("nginx-consistent", func(n []chash.Node) (chash.Placer, error) { return compat.NewNginxConsistent(n) }),
+		wrap("nginx-hash", func(n []chash.Node) (chash.Placer, error) { return compat.NewNginxHash(n) }),
+		wrap("grpc-ring-hash", func(n []chash.Node) (chash.Placer, error) { return compat.NewGRPCRingHash(n, 0, 0) }),
+		wrap("envoy-ring-hash", func(n []chash.Node) (chash.Placer, error) { return compat.NewEnvoyRingHash(n, 0, 0) }),
+		wrap("envoy-maglev", func(n []chash.Node) (chash.Placer, error) { return compat.NewEnvoyMaglev(n, 0) }),
+		wrap("caddy", func(n []chash.Node) (chash.Placer, error) { return compat.NewCaddy(n) }),
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/shardmap"
 )
 
 const shardMapHelp = `usage: chash shardmap build [flags] NODES          a new map, as JSON on stdout
@@ -36,13 +37,13 @@ func runShardMap(args []string, stdout, stderr io.Writer) int {
 	}
 	sub, args := args[0], args[1:]
 	fs := newFlags("shardmap "+sub, stderr)
-	var spec chash.ShardSpec
+	var spec shardmap.Spec
 	var pins string
 	var size quantity
 	asJSON := fs.Bool("json", false, "plan: print the plan as JSON")
 	fs.IntVar(&spec.Partitions, "partitions", 256, "build: partitions P")
 	fs.IntVar(&spec.Replicas, "replicas", 3, "build: replicas per partition R")
-	fs.Float64Var(&spec.LoadFactor, "load", chash.DefaultMapLoadFactor, "build: load factor c (no node above ceil(c·P·R·w/W))")
+	fs.Float64Var(&spec.LoadFactor, "load", shardmap.DefaultLoadFactor, "build: load factor c (no node above ceil(c·P·R·w/W))")
 	fs.Uint64Var(&spec.Seed, "seed", 0, "build: xxhash seed of keys to partitions")
 	fs.StringVar(&pins, "pin", "", "build, rebalance: pins PARTITION=NODE,... (rebalance: replaces the map's pins)")
 	fs.Var(&size, "size", "plan: bytes in each partition (such as 2G), for the total moved")
@@ -75,19 +76,19 @@ func runShardMap(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func mapBuild(w io.Writer, nodesFile string, spec chash.ShardSpec) error {
+func mapBuild(w io.Writer, nodesFile string, spec shardmap.Spec) error {
 	nodes, err := readMapNodes(nodesFile)
 	if err != nil {
 		return err
 	}
-	m, err := chash.NewShardMap(nodes, spec)
+	m, err := shardmap.New(nodes, spec)
 	if err != nil {
 		return err
 	}
 	return writeMap(w, m)
 }
 
-func mapRebalance(w, info io.Writer, mapFile, nodesFile string, pins []chash.Pin, setPins bool) error {
+func mapRebalance(w, info io.Writer, mapFile, nodesFile string, pins []shardmap.Pin, setPins bool) error {
 	old, err := readMap(mapFile)
 	if err != nil {
 		return err
@@ -104,7 +105,7 @@ func mapRebalance(w, info io.Writer, mapFile, nodesFile string, pins []chash.Pin
 	if err != nil {
 		return err
 	}
-	pl, err := chash.PlanMoves(old, m, nil)
+	pl, err := shardmap.PlanMoves(old, m, nil)
 	if err != nil {
 		return err
 	}
@@ -121,14 +122,14 @@ func mapPlan(w io.Writer, oldFile, newFile string, size int64, asJSON bool) erro
 	if err != nil {
 		return err
 	}
-	var sizes []chash.PartitionSize
+	var sizes []shardmap.PartitionSize
 	if size > 0 {
-		sizes = make([]chash.PartitionSize, old.Partitions())
+		sizes = make([]shardmap.PartitionSize, old.Partitions())
 		for i := range sizes {
 			sizes[i].Bytes = size
 		}
 	}
-	pl, err := chash.PlanMoves(old, m, sizes)
+	pl, err := shardmap.PlanMoves(old, m, sizes)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func mapPlan(w io.Writer, oldFile, newFile string, size int64, asJSON bool) erro
 	return nil
 }
 
-func writeMap(w io.Writer, m *chash.ShardMap) error {
+func writeMap(w io.Writer, m *shardmap.Map) error {
 	data, err := m.MarshalJSON()
 	if err != nil {
 		return err
@@ -159,12 +160,12 @@ func writeMap(w io.Writer, m *chash.ShardMap) error {
 	return err
 }
 
-func readMap(name string) (*chash.ShardMap, error) {
+func readMap(name string) (*shardmap.Map, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
-	m, err := chash.ParseShardMap(data)
+	m, err := shardmap.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -177,15 +178,15 @@ func readMap(name string) (*chash.ShardMap, error) {
 func readMapNodes(name string) ([]chash.Node, error) { return readNodes(name, 1) }
 
 // parsePins reads PARTITION=NODE,...
-func parsePins(s string) ([]chash.Pin, error) {
-	var pins []chash.Pin
+func parsePins(s string) ([]shardmap.Pin, error) {
+	var pins []shardmap.Pin
 	for _, item := range strings.Split(s, ",") {
 		p, node, ok := strings.Cut(strings.TrimSpace(item), "=")
 		n, err := strconv.Atoi(p)
 		if !ok || err != nil || node == "" {
 			return nil, fmt.Errorf("%q: want PARTITION=NODE", item)
 		}
-		pins = append(pins, chash.Pin{Partition: n, Node: node})
+		pins = append(pins, shardmap.Pin{Partition: n, Node: node})
 	}
 	return pins, nil
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/shardmap"
 )
 
 // Build a map, rebalance it after a drain and a new node, and plan the
@@ -26,7 +26,7 @@ func TestShardMapCommand(t *testing.T) {
 	next := write("next.txt", strings.Replace(fleet, "a2 1 za", "a2 0 za\na3 1 za", 1))
 	out, _ := runCode(t, 0, "shardmap", "build", "-partitions", "64", "-replicas", "3", "-pin", "5=b2", nodes)
 	m1 := write("m1.json", out)
-	old, err := chash.ParseShardMap([]byte(out))
+	old, err := shardmap.Parse([]byte(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestShardMapCommand(t *testing.T) {
 		t.Errorf("rebalance summary %q", info)
 	}
 	m2 := write("m2.json", out)
-	cur, err := chash.ParseShardMap([]byte(out))
+	cur, err := shardmap.Parse([]byte(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,14 +45,14 @@ func TestShardMapCommand(t *testing.T) {
 	if got := cur.AppendReplicas(nil, 5)[0].ID; got != "b2" {
 		t.Errorf("pin lost: partition 5 primary %s", got)
 	}
-	var pl chash.Plan
+	var pl shardmap.Plan
 	runJSON(t, &pl, "shardmap", "plan", "-size", "1k", m1, m2)
 	held, _ := old.Load("a2")
 	if pl.Moves != held || pl.Bytes != int64(held)*1000 {
 		t.Errorf("plan copies %d replicas, %d bytes; a2 held %d", pl.Moves, pl.Bytes, held)
 	}
 	for _, st := range pl.Steps {
-		if st.Kind == chash.StepAdd && st.Node != "a3" {
+		if st.Kind == shardmap.StepAdd && st.Node != "a3" {
 			t.Errorf("copy to %s, not the new node: %+v", st.Node, st)
 		}
 	}

@@ -1,12 +1,15 @@
 package conformance
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // IDs returns the IDs of nodes, in order.
@@ -58,4 +61,78 @@ func Check(t *testing.T, p chash.Placer, key string, k int) {
 			t.Fatalf("AppendTopK(%q, %d) = %v is not a prefix of AppendTopK(%d) = %v", key, len(top)-1, shorter, len(top), top)
 		}
 	}
+}
+
+// BenchKeys returns 1<<14 distinct keys of exactly size bytes: enough that
+// a lookup cannot be served by a cache holding one key's path.
+func BenchKeys(size int) ([][]byte, []string) {
+	bs := make([][]byte, 1<<14)
+	ss := make([]string, len(bs))
+	for i := range bs {
+		k := fmt.Sprintf("key:%0*d", size-4, i*7919)
+		bs[i], ss[i] = []byte(k), k
+	}
+	return bs, ss
+}
+
+// ZonedNodes returns n nodes spread round-robin over z zones named z0...
+func ZonedNodes(n, z int) []chash.Node {
+	nodes := Nodes(n)
+	for i := range nodes {
+		nodes[i].Zone = fmt.Sprintf("z%d", i%z)
+	}
+	return nodes
+}
+
+// CheckContract holds a placer to the Placer contract: lookups
+// that do not allocate, AppendTopK of distinct nodes led by Lookup's, and
+// Nodes and Len that agree.
+func CheckContract(t *testing.T, p chash.Placer) {
+	t.Helper()
+	require.Equal(t, len(p.Nodes()), p.Len())
+	dst := make([]chash.Node, 0, p.Len()+1)
+	for i := 0; i < 2000; i++ {
+		key := fmt.Sprintf("prop-%d", i)
+		first := p.LookupString(key)
+		require.Equal(t, first, p.Lookup([]byte(key)))
+		for _, k := range []int{1, 2, p.Len(), p.Len() + 1} {
+			top := p.AppendTopKString(dst[:0], key, k)
+			require.Len(t, top, min(k, p.Len()))
+			require.Equal(t, first, top[0])
+			seen := map[string]bool{}
+			for _, n := range top {
+				require.False(t, seen[n.ID], "key %q k %d: %s twice", key, k, n.ID)
+				seen[n.ID] = true
+			}
+		}
+	}
+	assert.Empty(t, p.AppendTopKString(nil, "x", 0))
+	if testing.CoverMode() != "" {
+		return
+	}
+	key, skey := []byte("user:1234567"), "user:1234567"
+	allocs := testing.AllocsPerRun(200, func() {
+		p.Lookup(key)
+		p.LookupString(skey)
+		p.AppendTopK(dst[:0], key, 3)
+		p.AppendTopKString(dst[:0], skey, p.Len())
+	})
+	assert.Zero(t, allocs, "lookups allocate")
+}
+
+// NamedNodes returns n nodes named by id(i) for i from 1.
+func NamedNodes(n int, id func(i int) string) []chash.Node {
+	out := make([]chash.Node, n)
+	for i := range out {
+		out[i] = chash.Node{ID: id(i + 1)}
+	}
+	return out
+}
+
+// DomainOf returns n's failure domain: its zone, or itself if it has none.
+func DomainOf(n chash.Node) string {
+	if n.Zone == "" {
+		return "\x00" + n.ID
+	}
+	return n.Zone
 }

@@ -1,0 +1,66 @@
+package compat_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/compat"
+	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCaddyVectors(t *testing.T) {
+	checkCompatVectors(t, "caddy/vectors.tsv", func(s compatSet) (chash.Placer, error) { return compat.NewCaddy(s.nodes) })
+}
+
+func caddyUpstreams(n int) []chash.Node {
+	return conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("10.0.0.%d:8080", i) })
+}
+
+func TestCaddyContract(t *testing.T) {
+	for _, n := range []int{1, 3, 8, 64} {
+		p, err := compat.NewCaddy(caddyUpstreams(n))
+		require.NoError(t, err)
+		conformance.CheckContract(t, p)
+	}
+}
+
+// Highest random weight: removing an upstream moves only its keys.
+func TestCaddyRemoveMovesOnlyItsKeys(t *testing.T) {
+	all, err := compat.NewCaddy(caddyUpstreams(6))
+	require.NoError(t, err)
+	rest, err := compat.NewCaddy(append(caddyUpstreams(2), caddyUpstreams(6)[3:]...))
+	require.NoError(t, err)
+	for i := 0; i < 20000; i++ {
+		key := fmt.Sprint(i)
+		if before := all.LookupString(key); before.ID != "10.0.0.3:8080" {
+			require.Equal(t, before, rest.LookupString(key), key)
+		} else {
+			require.Equal(t, all.AppendTopKString(nil, key, 2)[1], rest.LookupString(key), key)
+		}
+	}
+}
+
+func TestCaddyErrors(t *testing.T) {
+	for _, c := range []struct {
+		nodes []chash.Node
+		want  error
+	}{
+		{nil, chash.ErrNoNodes},
+		{[]chash.Node{{ID: ""}}, chash.ErrEmptyID},
+		{[]chash.Node{{ID: "a"}, {ID: "a"}}, chash.ErrDuplicateID},
+		{[]chash.Node{{ID: "a", Weight: 2}}, chash.ErrInvalidWeight},
+	} {
+		_, err := compat.NewCaddy(c.nodes)
+		assert.True(t, errors.Is(err, c.want), "%v: %v", c.nodes, err)
+	}
+}
+
+func BenchmarkCaddy(b *testing.B) {
+	p, err := compat.NewCaddy(caddyUpstreams(8))
+	require.NoError(b, err)
+	benchCompat(b, p)
+}

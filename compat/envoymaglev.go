@@ -1,0 +1,180 @@
+package compat
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/internal/place"
+)
+
+// EnvoyMaglevTableSize is the table size of Envoy's Maglev load balancer
+// unless its config sets table_size.
+const EnvoyMaglevTableSize = 65537
+
+// EnvoyMaglev places keys exactly as Envoy's Maglev load balancer
+// (envoy.load_balancing_policies.maglev, and the cluster lb_policy MAGLEV)
+// does, for hosts that are all healthy and in one priority without
+// locality weighting.
+//
+// Node IDs are the hosts' hash keys: the address string ("10.0.0.1:8080"),
+// the host name with use_hostname_for_hashing, or the metadata hash_key.
+// Weights are the hosts' load_balancing_weight, whole numbers (0 means 1).
+//
+// The table is built as Envoy builds it: hosts sorted by hash key; host i's
+// offset is xxhash64(key) mod M and its skip xxhash64 with seed 1 mod (M-1),
+// plus 1; with normalised weights w_i = weight/Σweight and W the largest,
+// turns run for iteration = 1, 2, ... over the hosts in order, and a host
+// takes a turn unless iteration × w_i < target_i, when it does target_i +=
+// W and claims the next free slot of its permutation. Each product and sum
+// is one IEEE double operation, rounded as Envoy's are, so the weighted
+// turns fall identically on every platform. A key's host is table[h mod M]
+// for h = xxhash64(key), the hash of Envoy's header hash policy; LookupHash
+// takes a request hash computed elsewhere. A table smaller than the number
+// of hosts leaves some hosts without keys, as it does in Envoy (see
+// [EnvoyMaglev.Entries]). Two hosts with equal hash keys, which Envoy orders
+// by memory address, cannot be expressed: IDs are unique.
+//
+// AppendTopK follows Envoy's retries (the retry host predicate): attempt a
+// looks up h ^ (2^64 - a); after 8 attempts per host it appends the
+// remaining hosts in ID order. Lookup is one hash and one table read, with
+// no allocation. Memory is 4 bytes per table entry. An EnvoyMaglev is
+// immutable and safe for concurrent use; Nodes are reported in ascending ID
+// order. The zero EnvoyMaglev is not usable: build one with NewEnvoyMaglev.
+type EnvoyMaglev struct {
+	nodes []chash.Node
+	table []uint32 // node index per slot
+}
+
+var _ chash.Placer = (*EnvoyMaglev)(nil)
+
+// NewEnvoyMaglev returns Envoy's Maglev placement over hosts with a table
+// of tableSize entries (0 means EnvoyMaglevTableSize). It fails if hosts is
+// empty, a hash key is empty or repeated, a weight is not a whole number
+// from 1 to 1<<32-1, or tableSize is not a prime from 2 to 1<<24.
+func NewEnvoyMaglev(hosts []chash.Node, tableSize int) (*EnvoyMaglev, error) {
+	if tableSize == 0 {
+		tableSize = EnvoyMaglevTableSize
+	}
+	if tableSize < 2 || tableSize > place.MaxPoints || !place.IsPrime(tableSize) {
+		return nil, fmt.Errorf("%w: Envoy Maglev table size %d: want a prime from 2 to %d", chash.ErrInvalidOption, tableSize, place.MaxPoints)
+	}
+	ns, err := compatNodes("Envoy Maglev", hosts, math.MaxUint32)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(ns, byID)
+	g := &EnvoyMaglev{nodes: ns, table: make([]uint32, tableSize)}
+	if len(ns) == 1 {
+		return g, nil // Envoy's degenerate table: every slot is the host
+	}
+	g.fill(uint64(tableSize))
+	return g, nil
+}
+
+// envoyEntry is one host's state while the table fills.
+type envoyEntry struct {
+	offset, skip, next uint64
+	weight, target     float64
+}
+
+func (g *EnvoyMaglev) fill(size uint64) {
+	var sum float64
+	for _, n := range g.nodes {
+		sum += n.Weight
+	}
+	entries := make([]envoyEntry, len(g.nodes))
+	maxW := 0.0
+	for i, n := range g.nodes {
+		entries[i] = envoyEntry{
+			offset: xxhash.Sum64String(n.ID) % size,
+			skip:   chash.XXHashSeed(1).Sum64String(n.ID)%(size-1) + 1,
+			weight: n.Weight / sum,
+		}
+		maxW = math.Max(maxW, entries[i].weight)
+	}
+	taken := make([]bool, size)
+	filled := uint64(0)
+	for iteration := uint32(1); filled < size; iteration++ {
+		for i := 0; i < len(entries) && filled < size; i++ {
+			e := &entries[i]
+			if float64(float64(iteration)*e.weight) < e.target {
+				continue
+			}
+			e.target = float64(e.target + maxW)
+			c := (e.offset + e.skip*e.next) % size
+			for taken[c] {
+				e.next++
+				c = (e.offset + e.skip*e.next) % size
+			}
+			taken[c] = true
+			g.table[c] = uint32(i)
+			e.next++
+			filled++
+		}
+	}
+}
+
+// Entries returns how many table entries each node owns, in Nodes order.
+func (g *EnvoyMaglev) Entries() []int {
+	out := make([]int, len(g.nodes))
+	for _, n := range g.table {
+		out[n]++
+	}
+	return out
+}
+
+// TableSize returns the number of table entries.
+func (g *EnvoyMaglev) TableSize() int { return len(g.table) }
+
+// LookupHash returns the host for a request hash computed elsewhere.
+func (g *EnvoyMaglev) LookupHash(h uint64) chash.Node {
+	return g.nodes[g.table[h%uint64(len(g.table))]]
+}
+
+// Lookup returns the host Envoy picks for the request whose hash key is key.
+func (g *EnvoyMaglev) Lookup(key []byte) chash.Node { return g.LookupHash(xxhash.Sum64(key)) }
+
+// LookupString is Lookup for a string key, without copying it.
+func (g *EnvoyMaglev) LookupString(key string) chash.Node {
+	return g.LookupHash(xxhash.Sum64String(key))
+}
+
+// AppendTopK appends up to k distinct hosts in the order of Envoy's retry
+// attempts for key.
+func (g *EnvoyMaglev) AppendTopK(dst []chash.Node, key []byte, k int) []chash.Node {
+	return g.appendTopK(dst, xxhash.Sum64(key), k)
+}
+
+// AppendTopKString is AppendTopK for a string key, without copying it.
+func (g *EnvoyMaglev) AppendTopKString(dst []chash.Node, key string, k int) []chash.Node {
+	return g.appendTopK(dst, xxhash.Sum64String(key), k)
+}
+
+func (g *EnvoyMaglev) appendTopK(dst []chash.Node, h uint64, k int) []chash.Node {
+	k = place.ClampK(k, len(g.nodes))
+	start := len(dst)
+	for a := 0; a < 8*len(g.nodes) && len(dst)-start < k; a++ {
+		x := h
+		if a > 0 {
+			x ^= -uint64(a) // Envoy: hash ^= ~0ULL - attempt + 1
+		}
+		if n := g.LookupHash(x); absent(dst[start:], n.ID) {
+			dst = place.Append(dst, &n)
+		}
+	}
+	for i := 0; i < len(g.nodes) && len(dst)-start < k; i++ {
+		if absent(dst[start:], g.nodes[i].ID) {
+			dst = place.Append(dst, &g.nodes[i])
+		}
+	}
+	return dst
+}
+
+// Nodes returns a copy of the hosts, ascending by hash key.
+func (g *EnvoyMaglev) Nodes() []chash.Node { return slices.Clone(g.nodes) }
+
+// Len returns the number of hosts.
+func (g *EnvoyMaglev) Len() int { return len(g.nodes) }

@@ -1,0 +1,52 @@
+package compat_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/compat"
+	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGroupcacheVectors(t *testing.T) {
+	checkCompatVectors(t, "groupcache/vectors.tsv", func(s compatSet) (chash.Placer, error) {
+		replicas := 0
+		switch {
+		case strings.HasSuffix(s.name, "-r3"):
+			replicas = 3
+		case strings.HasSuffix(s.name, "-r1"):
+			replicas = 1
+		}
+		return compat.NewGroupcache(s.nodes, replicas)
+	})
+}
+
+func TestGroupcacheContract(t *testing.T) {
+	for _, n := range []int{1, 3, 8, 64} {
+		p, err := compat.NewGroupcache(conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("http://10.0.0.%d:8080", i) }), 0)
+		require.NoError(t, err)
+		conformance.CheckContract(t, p)
+	}
+}
+
+func TestGroupcacheErrors(t *testing.T) {
+	_, err := compat.NewGroupcache(nil, 0)
+	assert.True(t, errors.Is(err, chash.ErrNoNodes), "%v", err)
+	_, err = compat.NewGroupcache([]chash.Node{{ID: "a"}}, -1)
+	assert.True(t, errors.Is(err, chash.ErrInvalidOption), "%v", err)
+	_, err = compat.NewGroupcache([]chash.Node{{ID: "a"}, {ID: "b"}}, 1<<24)
+	assert.True(t, errors.Is(err, chash.ErrTooLarge), "%v", err)
+	_, err = compat.NewGroupcache([]chash.Node{{ID: "a", Weight: 3}}, 0)
+	assert.True(t, errors.Is(err, chash.ErrInvalidWeight), "%v", err)
+}
+
+func BenchmarkGroupcache(b *testing.B) {
+	p, err := compat.NewGroupcache(conformance.NamedNodes(8, func(i int) string { return fmt.Sprintf("http://10.0.0.%d:8080", i) }), 0)
+	require.NoError(b, err)
+	benchCompat(b, p)
+}
