@@ -21,27 +21,43 @@ import (
 // (ErrNotLast otherwise), so no key moves between remaining nodes.
 //
 // A Holder derives from the placer it holds, and a Zoned from the placer it
-// wraps, wrapping the result. Derive fails with the
-// constructor's errors, with ErrNoNodes for a nil or empty p that is not a
-// zero value of this package's placers (those derive with the default
-// options), and with ErrUnknownAlgorithm for a Placer of another package.
-// p is unchanged.
+// wraps, wrapping the result. A placer of another package derives through
+// its Derive method ([Deriver]), as those of compat do. Derive fails with
+// the constructor's errors, with ErrNilPlacer for a nil p or a typed nil,
+// and with ErrUnknownAlgorithm for a Placer that is neither of this
+// package nor a Deriver. A zero-value placer derives with its constructor's
+// default options. p is unchanged.
 func Derive(p Placer, nodes []Node) (Placer, error) {
 	if h, ok := p.(*Holder); ok {
 		p = h.Load()
 	}
 	if isNil(p) {
-		return nil, fmt.Errorf("%w: Derive from a nil placer", ErrNoNodes)
+		return nil, fmt.Errorf("%w: Derive from a nil placer", ErrNilPlacer)
 	}
-	d, ok := p.(deriver)
-	if !ok {
+	var q Placer
+	var err error
+	switch d := p.(type) {
+	case deriver:
+		q, err = d.with(nodes)
+	case Deriver:
+		q, err = d.Derive(nodes)
+	default:
 		return nil, fmt.Errorf("%w: Derive of a %T", ErrUnknownAlgorithm, p)
 	}
-	q, err := d.with(nodes)
 	if err != nil || isNil(q) {
 		return nil, err
 	}
 	return q, nil
+}
+
+// Deriver is a Placer of another package that [Derive] can rebuild for a
+// new membership: Derive(nodes) returns a placer of the same algorithm and
+// settings whose members are nodes, placing keys as the placer's
+// constructor would, and leaves the receiver unchanged. The placers of the
+// compat package implement it.
+type Deriver interface {
+	Placer
+	Derive(nodes []Node) (Placer, error)
 }
 
 // deriver is implemented by every placer of this package for Derive.

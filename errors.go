@@ -2,7 +2,8 @@ package chash
 
 import "errors"
 
-// Errors returned by the constructors, wrapped with detail. Test for them
+// Errors returned by the constructors and functions of this module (its
+// other packages add their own), wrapped with detail. Test for them
 // with [errors.Is].
 var (
 	// ErrNoNodes reports an empty node list.
@@ -24,6 +25,11 @@ var (
 	ErrUnknownAlgorithm = errors.New("chash: unknown algorithm")
 	// ErrUnknownNode reports a node ID that is not a member.
 	ErrUnknownNode = errors.New("chash: unknown node")
+	// ErrNilPlacer reports a nil Placer, or a typed nil such as the *Ring
+	// of a failed constructor, given where a placer is required: to
+	// NewZoned, NewMigration, Derive, balance.New and every other function
+	// that takes one.
+	ErrNilPlacer = errors.New("chash: nil placer")
 	// ErrNotLast reports an attempt to remove a Jump node that is not the last
 	// bucket. Jump numbers its nodes 0 to n-1 and can only drop bucket n-1:
 	// removing a node in the middle would renumber every bucket after it and

@@ -1,12 +1,8 @@
 package chash
 
 import (
-	"errors"
 	"fmt"
 )
-
-// ErrNilPlacer reports a nil Placer given where one is required.
-var ErrNilPlacer = errors.New("chash: nil placer")
 
 // Migration serves two placements while a fleet moves from one to the
 // other, typically from a compatibility placer (the placement the fleet's

@@ -34,8 +34,9 @@ const GroupcacheReplicas = 50
 // in the given order. The zero Groupcache is not usable: build one with
 // NewGroupcache.
 type Groupcache struct {
-	nodes []chash.Node
-	ring  pointRing
+	nodes    []chash.Node
+	ring     pointRing
+	replicas int
 }
 
 var _ chash.Placer = (*Groupcache)(nil)
@@ -67,7 +68,7 @@ func NewGroupcache(peers []chash.Node, replicas int) (*Groupcache, error) {
 			points = append(points, point{pos: uint64(crc32.ChecksumIEEE(buf)), node: uint32(i)})
 		}
 	}
-	return &Groupcache{nodes: ns, ring: newPointRing(points, keepLast)}, nil
+	return &Groupcache{nodes: ns, ring: newPointRing(points, keepLast), replicas: replicas}, nil
 }
 
 // Lookup returns the peer groupcache's Map.Get returns for key.

@@ -58,8 +58,11 @@ const (
 // zero RingHash is not usable: build one with NewGRPCRingHash or
 // NewEnvoyRingHash.
 type RingHash struct {
-	nodes []chash.Node
-	ring  pointRing
+	nodes    []chash.Node
+	ring     pointRing
+	min, max int     // the ring sizes it was built with, for Derive
+	sorted   bool    // grpc-go's form: endpoints sorted by hash key
+	scale    float64 // the ring's size before rounding, for Fingerprint
 }
 
 var _ chash.Placer = (*RingHash)(nil)
@@ -75,7 +78,11 @@ func NewGRPCRingHash(endpoints []chash.Node, minRingSize, maxRingSize int) (*Rin
 		return nil, err
 	}
 	slices.SortFunc(ns, byID)
-	return newRingHash(ns, orDefault(minRingSize, GRPCMinRingSize), orDefault(maxRingSize, GRPCMaxRingSize))
+	r, err := newRingHash(ns, orDefault(minRingSize, GRPCMinRingSize), orDefault(maxRingSize, GRPCMaxRingSize))
+	if r != nil {
+		r.sorted = true
+	}
+	return r, err
 }
 
 // NewEnvoyRingHash returns Envoy's ring_hash placement over hosts in the
@@ -124,7 +131,7 @@ func newRingHash(ns []chash.Node, minSize, maxSize int) (*RingHash, error) {
 			current++
 		}
 	}
-	return &RingHash{nodes: ns, ring: newPointRing(points, keepAll)}, nil
+	return &RingHash{nodes: ns, ring: newPointRing(points, keepAll), min: minSize, max: maxSize, scale: scale}, nil
 }
 
 // LookupHash returns the endpoint for a request hash computed elsewhere.

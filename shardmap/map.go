@@ -115,6 +115,25 @@ func (m *Map) Rebalance(nodes []chash.Node, spec Spec) (*Map, error) {
 	return buildShardMap(m, nodes, spec)
 }
 
+// Derive returns m rebalanced for nodes with m's spec, for [chash.Derive]:
+// m.Rebalance(nodes, m.Spec()). It fails with chash.ErrNilPlacer for a nil
+// or empty map, which has no spec to keep; build one with [New].
+func (m *Map) Derive(nodes []chash.Node) (chash.Placer, error) {
+	if m == nil || len(m.nodes) == 0 {
+		return nil, fmt.Errorf("%w: Derive from an empty shard map (use shardmap.New)", chash.ErrNilPlacer)
+	}
+	q, err := m.Rebalance(nodes, m.Spec())
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+var (
+	_ chash.Deriver       = (*Map)(nil)
+	_ chash.Fingerprinter = (*Map)(nil)
+)
+
 // Version returns the map's version: 1 for NewShardMap, one more for each
 // Rebalance.
 func (m *Map) Version() uint64 { return m.version }

@@ -1,0 +1,90 @@
+package compat_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/compat"
+	"github.com/keyplace/chash/internal/conformance"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// samePlacement reports whether p and q give the same top 3 for 2,000 keys.
+func samePlacement(p, q chash.Placer) bool {
+	var a, b []chash.Node
+	for _, k := range conformance.Keys(2000) {
+		a, b = p.AppendTopKString(a[:0], k, 3), q.AppendTopKString(b[:0], k, 3)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestFingerprintSettings: placers built with other settings get other
+// fingerprints when they place keys differently (Envoy ring_hash with
+// other ring sizes used to share one), and equal inputs equal ones.
+func TestFingerprintSettings(t *testing.T) {
+	hosts := conformance.NamedNodes(5, func(i int) string { return fmt.Sprintf("10.0.0.%d:80", i) })
+	builds := map[string]func() (chash.Placer, error){}
+	for _, size := range [][2]int{{0, 0}, {64, 64}, {128, 128}, {1024, 4096}, {3, 3}} {
+		builds[fmt.Sprintf("envoy %v", size)] = func() (chash.Placer, error) { return compat.NewEnvoyRingHash(hosts, size[0], size[1]) }
+		builds[fmt.Sprintf("grpc %v", size)] = func() (chash.Placer, error) { return compat.NewGRPCRingHash(hosts, size[0], size[1]) }
+	}
+	for _, r := range []int{0, 1, 7} {
+		builds[fmt.Sprintf("groupcache %d", r)] = func() (chash.Placer, error) { return compat.NewGroupcache(hosts, r) }
+	}
+	for _, m := range []int{0, 7, 251} {
+		builds[fmt.Sprintf("envoy maglev %d", m)] = func() (chash.Placer, error) { return compat.NewEnvoyMaglev(hosts, m) }
+	}
+	builds["gomemcache a,b,a"] = func() (chash.Placer, error) { return compat.NewGomemcacheList("a", "b", "a") }
+	builds["gomemcache a,a,b"] = func() (chash.Placer, error) { return compat.NewGomemcacheList("a", "a", "b") }
+	placers := map[string]chash.Placer{}
+	for name, build := range builds {
+		p, err := build()
+		require.NoError(t, err, name)
+		q, err := build()
+		require.NoError(t, err, name)
+		require.Equal(t, chash.Fingerprint(p), chash.Fingerprint(q), name)
+		placers[name] = p
+	}
+	for a, p := range placers {
+		for b, q := range placers {
+			if a < b {
+				same := samePlacement(p, q)
+				assert.Equal(t, same, chash.Fingerprint(p) == chash.Fingerprint(q), "%s and %s: same placement %v", a, b, same)
+			}
+		}
+	}
+}
+
+// TestDeriveCompat: chash.Derive rebuilds a compat placer with its
+// settings, as its constructor does for the new members.
+func TestDeriveCompat(t *testing.T) {
+	hosts := conformance.NamedNodes(6, func(i int) string { return fmt.Sprintf("10.0.0.%d:80", i) })
+	fewer := hosts[:5]
+	for name, build := range map[string]func(nodes []chash.Node) (chash.Placer, error){
+		"caddy":        func(n []chash.Node) (chash.Placer, error) { return compat.NewCaddy(n) },
+		"envoy maglev": func(n []chash.Node) (chash.Placer, error) { return compat.NewEnvoyMaglev(n, 251) },
+		"gomemcache":   func(n []chash.Node) (chash.Placer, error) { return compat.NewGomemcache(n) },
+		"goredis":      func(n []chash.Node) (chash.Placer, error) { return compat.NewGoRedis(n) },
+		"groupcache":   func(n []chash.Node) (chash.Placer, error) { return compat.NewGroupcache(n, 7) },
+		"grpc":         func(n []chash.Node) (chash.Placer, error) { return compat.NewGRPCRingHash(n, 64, 64) },
+		"envoy ring":   func(n []chash.Node) (chash.Placer, error) { return compat.NewEnvoyRingHash(n, 64, 64) },
+		"nginx":        func(n []chash.Node) (chash.Placer, error) { return compat.NewNginxConsistent(n) },
+		"nginx hash":   func(n []chash.Node) (chash.Placer, error) { return compat.NewNginxHash(n) },
+	} {
+		p, err := build(hosts)
+		require.NoError(t, err, name)
+		want, err := build(fewer)
+		require.NoError(t, err, name)
+		got, err := chash.Derive(p, fewer)
+		require.NoError(t, err, name)
+		assert.Equal(t, chash.Fingerprint(want), chash.Fingerprint(got), name)
+		assert.True(t, samePlacement(want, got), name)
+		_, err = chash.Derive(p, nil)
+		assert.ErrorIs(t, err, chash.ErrNoNodes, name)
+	}
+}
