@@ -10,8 +10,8 @@ import (
 )
 
 // FingerprintNone is the fingerprint of a placer that places no key: a nil
-// Placer, a typed nil, a zero-value placer, an empty Holder or any placer
-// with no nodes.
+// Placer, a typed nil of any type, a zero-value placer, an empty Holder or
+// any placer with no nodes.
 const FingerprintNone = "none"
 
 // Fingerprint returns a short printable digest of the placement p makes,
@@ -30,7 +30,8 @@ const FingerprintNone = "none"
 //   - the members, as IDs with their effective weights (0 counts as 1),
 //     independent of the order they were given in, except for Jump and
 //     JumpBack, whose order is their bucket numbering;
-//   - for a ShardMap, its own content hash (ShardMap.Fingerprint);
+//   - for a Zoned, the wrapped placer's fingerprint and each member's zone;
+//     a Migration has its target's fingerprint;
 //   - the Hasher, through its outputs (Sum64 and Sum64String) on 16 fixed
 //     probe inputs, so that XXHashSeed(s) for each s, and any custom
 //     Hasher, give their own fingerprint without being compared by value.
@@ -40,7 +41,9 @@ const FingerprintNone = "none"
 // A Holder has the fingerprint of the placer it holds at the moment of the
 // call, so it equals the fingerprint of that placer; so does any other
 // Placer with a method Load() Placer, such as a watcher that serves the
-// placer of a membership it follows. A placer of a type this
+// placer of a membership it follows. A placer of another package that
+// implements [Fingerprinter], such as those of compat and shardmap,
+// digests itself. Any other placer of a type this
 // package does not define is digested by its Go type name, its Nodes() and
 // the top nodes AppendTopK gives for 64 fixed probe keys, so it is never
 // silently reported as equal to a different placement, although two such
@@ -105,6 +108,29 @@ func fingerprint(p Placer, depth int) string {
 		}
 		d.Str("bounded").Num(uint64(len(p.owner))).Float(p.c)
 		return digestAll(d, p.nodes, p.cfg.hasher).Sum("bounded")
+	case *Zoned:
+		// Zone-aware lists depend on each member's zone as well as on the
+		// wrapped placement.
+		if depth >= maxHolderDepth || p.p == nil {
+			return FingerprintNone
+		}
+		inner := fingerprint(p.p, depth+1)
+		if inner == FingerprintNone {
+			return FingerprintNone
+		}
+		d.Str("zoned").Str(inner)
+		nodes := p.Nodes()
+		slices.SortFunc(nodes, compareIDs)
+		for _, n := range nodes {
+			d.Str(n.ID).Str(n.Zone)
+		}
+		return d.Sum("zoned")
+	case *Migration:
+		// A migration places keys as its target does.
+		if depth >= maxHolderDepth {
+			return FingerprintNone
+		}
+		return fingerprint(p.to, depth+1)
 	case loader:
 		if depth >= maxHolderDepth {
 			return FingerprintNone

@@ -243,3 +243,28 @@ func ExampleFingerprint() {
 	// false
 	// maglev-82633999382ab1ad
 }
+
+// TestFingerprintZones: a Zoned's lists depend on its members' zones, so a
+// change of zone changes its fingerprint (but not the wrapped placer's);
+// a Migration has its target's.
+func TestFingerprintZones(t *testing.T) {
+	nodes := conformance.ZonedNodes(6, 3)
+	moved := slices.Clone(nodes)
+	moved[0].Zone = "z1"
+	for _, a := range chash.Algorithms() {
+		p, err := chash.New(a, nodes)
+		require.NoError(t, err)
+		q, err := chash.New(a, moved)
+		require.NoError(t, err)
+		require.Equal(t, chash.Fingerprint(p), chash.Fingerprint(q), a)
+		zp, err := chash.NewZoned(p)
+		require.NoError(t, err)
+		zq, err := chash.NewZoned(q)
+		require.NoError(t, err)
+		assert.NotEqual(t, chash.Fingerprint(zp), chash.Fingerprint(zq), a)
+		assert.Regexp(t, "^zoned-", chash.Fingerprint(zp))
+		m, err := chash.NewMigration(q, p)
+		require.NoError(t, err)
+		assert.Equal(t, chash.Fingerprint(p), chash.Fingerprint(m), a)
+	}
+}
