@@ -56,7 +56,7 @@
 //
 // # Live load
 //
-// [NewBalancer] routes requests to the first node in a key's preference
+// [balance.New] (package balance) routes requests to the first node in a key's preference
 // order ([Placer.AppendTopK]) whose in-flight count stays within a bound.
 //
 // # IDs from untrusted sources

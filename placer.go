@@ -16,7 +16,7 @@ type Node struct {
 	// Zone names the node's failure domain (a rack, zone or region),
 	// compared exactly; empty means the node is a domain of its own. It
 	// never changes which node owns a key: only zone-aware replica lists
-	// ([Zoned]), subsets ([Shuffle]) and the [ShardMap] read it.
+	// ([Zoned]), subsets ([Shuffle]) and shard maps (package shardmap) read it.
 	Zone string `json:",omitempty"`
 }
 

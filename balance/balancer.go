@@ -64,12 +64,12 @@ var ErrOverloaded = errors.New("balance: every node is at its load bound")
 //
 // The zero Balancer has no nodes: Acquire returns an error wrapping
 // ErrNoNodes until SetPlacer gives it a placer, after which it behaves as
-// NewBalancer(p) with no options.
+// New(p) with no options.
 type Balancer struct {
 	cur       atomic.Pointer[members]
 	total     atomic.Int64
 	overloads atomic.Uint64
-	cfg       config     // set by NewBalancer, before b is shared
+	cfg       config     // set by New, before b is shared
 	mu        sync.Mutex // serialises SetPlacer
 }
 
@@ -127,12 +127,13 @@ var (
 	nodeBufs   = sync.Pool{New: func() any { return new([]chash.Node) }}
 )
 
-// NewBalancer returns a balancer over p's nodes. Its options are
+// New returns a balancer over p's nodes. Its options are
 // [WithLoadFactor] (default 1.25), [WithoutLoadBound], [WithChoices] and
-// [WithHotKeys]; any other Option is an error wrapping ErrInvalidOption,
-// as are conflicting ones. p should be immutable (not a Holder): change
-// the membership with SetPlacer. It fails if p is nil (or a typed nil) or
-// has no nodes.
+// [WithHotKeys]; an option out of range, or options that conflict, are an
+// error wrapping chash.ErrInvalidOption. p should be immutable (not a
+// Holder): change the membership with SetPlacer. It fails with
+// chash.ErrNilPlacer if p is nil (or a typed nil) and chash.ErrNoNodes if
+// it has no nodes.
 func New(p chash.Placer, opts ...Option) (*Balancer, error) {
 	var cfg config
 	for _, o := range opts {
@@ -152,11 +153,12 @@ func New(p chash.Placer, opts ...Option) (*Balancer, error) {
 
 // SetPlacer makes p the membership that acquires use, keeping the counts
 // (and statistics) of nodes that stay. It fails, leaving the balancer
-// unchanged, if p is nil, a typed nil or has no nodes. It costs O(Len) and
+// unchanged, with chash.ErrNilPlacer if p is nil or a typed nil and
+// chash.ErrNoNodes if it has no nodes. It costs O(Len) and
 // allocates.
 func (b *Balancer) SetPlacer(p chash.Placer) error {
 	if place.IsNil(p) {
-		return fmt.Errorf("%w: nil placer %T", chash.ErrNoNodes, p)
+		return fmt.Errorf("%w: %T", chash.ErrNilPlacer, p)
 	}
 	nodes := p.Nodes()
 	if len(nodes) == 0 {

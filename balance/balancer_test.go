@@ -65,19 +65,19 @@ func newBalancer(t testing.TB, p chash.Placer, opts ...balance.Option) *balance.
 
 func TestBalancerErrors(t *testing.T) {
 	_, err := balance.New(nil)
-	assert.ErrorIs(t, err, chash.ErrNoNodes, "nil placer")
+	assert.ErrorIs(t, err, chash.ErrNilPlacer, "nil placer")
 	_, err = balance.New(new(chash.Holder))
 	assert.ErrorIs(t, err, chash.ErrNoNodes, "empty holder")
 	var typedNil *chash.Ring
 	_, err = balance.New(typedNil)
-	assert.ErrorIs(t, err, chash.ErrNoNodes, "typed-nil placer")
+	assert.ErrorIs(t, err, chash.ErrNilPlacer, "typed-nil placer")
 	r, err := chash.NewRing(conformance.Nodes(3))
 	require.NoError(t, err)
 	_, err = balance.New(r, balance.WithLoadFactor(1))
 	assert.ErrorIs(t, err, chash.ErrInvalidOption, "load factor 1")
 	b := newBalancer(t, r)
-	assert.ErrorIs(t, b.SetPlacer(nil), chash.ErrNoNodes)
-	assert.ErrorIs(t, b.SetPlacer(typedNil), chash.ErrNoNodes)
+	assert.ErrorIs(t, b.SetPlacer(nil), chash.ErrNilPlacer)
+	assert.ErrorIs(t, b.SetPlacer(typedNil), chash.ErrNilPlacer)
 	assert.Equal(t, chash.Placer(r), b.Placer(), "a failed SetPlacer changed the placer")
 	assert.Equal(t, 1.25, b.LoadFactor())
 	var zero balance.Lease

@@ -15,7 +15,7 @@ import (
 // shardMapFormat names the serialised format and its version.
 const shardMapFormat = "chash.shardmap/1"
 
-// mapDoc is the JSON document of a shard map; see ParseShardMap.
+// mapDoc is the JSON document of a shard map; see Parse.
 type mapDoc struct {
 	Format      string     `json:"format"`
 	Version     uint64     `json:"version"`
@@ -41,7 +41,7 @@ type mapPin struct {
 	Node      string `json:"node"`
 }
 
-// MarshalJSON encodes the map in the format ParseShardMap reads. The
+// MarshalJSON encodes the map in the format Parse reads. The
 // encoding of a map is always the same bytes.
 func (m *Map) MarshalJSON() ([]byte, error) {
 	d := mapDoc{Format: shardMapFormat, Version: m.version, Hash: "xxhash64", Seed: m.spec.Seed,
@@ -62,7 +62,7 @@ func (m *Map) MarshalJSON() ([]byte, error) {
 	return json.MarshalIndent(d, "", "  ")
 }
 
-// UnmarshalJSON decodes a map as ParseShardMap does.
+// UnmarshalJSON decodes a map as Parse does.
 func (m *Map) UnmarshalJSON(data []byte) error {
 	got, err := Parse(data)
 	if err != nil {
@@ -72,7 +72,7 @@ func (m *Map) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// ParseShardMap decodes and checks a shard map. The format, version
+// Parse decodes and checks a shard map. The format, version
 // "chash.shardmap/1", is a JSON object with exactly these fields:
 //
 //	format       "chash.shardmap/1"
@@ -99,7 +99,7 @@ func (m *Map) UnmarshalJSON(data []byte) error {
 // partition and quoted node; per partition "part=" index and the quoted
 // replica ids.
 //
-// ParseShardMap fails with an error wrapping ErrInvalidMap when the data is
+// Parse fails with an error wrapping ErrInvalid when the data is
 // not such a document, names an unknown node, has a wrong count or a
 // fingerprint that does not match, or breaks a constraint (then also
 // wrapping ErrConstraint); it never panics.

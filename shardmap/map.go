@@ -19,22 +19,22 @@ var (
 	// ErrConstraint reports a shard map constraint that cannot be met:
 	// distinct nodes, distinct zones, a node's load bound, a pin, or a safe
 	// order of moves.
-	ErrConstraint = errors.New("chash: shard map constraint cannot be met")
-	// ErrInvalidMap reports a serialised shard map that is corrupted or
+	ErrConstraint = errors.New("shardmap: constraint cannot be met")
+	// ErrInvalid reports a serialised shard map that is corrupted or
 	// inconsistent.
-	ErrInvalid = errors.New("chash: invalid shard map")
+	ErrInvalid = errors.New("shardmap: invalid shard map")
 )
 
 // Shard map limits.
 const (
 	maxMapPartitions = 1 << 20
 	maxMapReplicas   = 16
-	// DefaultMapLoadFactor is a shard map's load factor c unless its spec
+	// DefaultLoadFactor is a shard map's load factor c unless its spec
 	// says otherwise: no node holds more than ceil(1.25·P·R·w/W) replicas.
 	DefaultLoadFactor = 1.25
 )
 
-// ShardSpec is what a shard map must satisfy.
+// Spec is what a shard map must satisfy.
 type Spec struct {
 	// Partitions is P, the fixed number of partitions keys hash into,
 	// from 1 to 1<<20. It cannot change from one map to the next: every
@@ -44,7 +44,7 @@ type Spec struct {
 	Replicas int
 	// LoadFactor is c: no node holds more than ceil(c·P·R·w/W) replicas,
 	// for its weight w and the total weight W. At least 1; 0 means
-	// DefaultMapLoadFactor.
+	// DefaultLoadFactor.
 	LoadFactor float64
 	// Pins put partitions' primaries on given nodes.
 	Pins []Pin
@@ -58,11 +58,11 @@ type Pin struct {
 	Node      string
 }
 
-// ShardMap is an explicit placement: P partitions, keys hashed into them,
+// Map is an explicit placement: P partitions, keys hashed into them,
 // each partition held by R replicas on nodes listed primary first. Unlike
 // the hash placers it is data: a control plane computes it with
-// [NewShardMap] and [ShardMap.Rebalance], publishes it ([ShardMap.MarshalJSON];
-// the format is described at [ParseShardMap]) and every client loads the
+// [New] and [Map.Rebalance], publishes it ([Map.MarshalJSON];
+// the format is described at [Parse]) and every client loads the
 // same map, checked by its version and fingerprint.
 //
 // Every map satisfies, or was refused with an error wrapping ErrConstraint
@@ -85,8 +85,8 @@ type Pin struct {
 // with the spec's seed; Lookup returns the partition's primary and
 // AppendTopK its replicas in order, then (for k > R) the other nodes of
 // positive weight in rendezvous order of the partition. Lookup is O(1) and
-// allocation-free. A ShardMap is immutable and safe for concurrent use.
-// The zero ShardMap has no partitions and no members: Lookup returns the
+// allocation-free. A Map is immutable and safe for concurrent use.
+// The zero Map has no partitions and no members: Lookup returns the
 // zero Node and AppendTopK appends nothing.
 type Map struct {
 	spec    Spec
@@ -102,14 +102,14 @@ type Map struct {
 
 var _ chash.Placer = (*Map)(nil)
 
-// NewShardMap computes the first map (version 1) of nodes under spec.
+// New computes the first map (version 1) of nodes under spec.
 func New(nodes []chash.Node, spec Spec) (*Map, error) {
 	return buildShardMap(nil, nodes, spec)
 }
 
 // Rebalance computes the next map (version m.Version()+1) for nodes and
 // spec, moving as few replicas from m as the constraints and the balance
-// goal allow (see [ShardMap]). Pass m.Spec() to keep the spec. The spec's
+// goal allow (see [Map]). Pass m.Spec() to keep the spec. The spec's
 // Partitions must equal m's. m is unchanged.
 func (m *Map) Rebalance(nodes []chash.Node, spec Spec) (*Map, error) {
 	return buildShardMap(m, nodes, spec)
@@ -134,7 +134,7 @@ var (
 	_ chash.Fingerprinter = (*Map)(nil)
 )
 
-// Version returns the map's version: 1 for NewShardMap, one more for each
+// Version returns the map's version: 1 for New, one more for each
 // Rebalance.
 func (m *Map) Version() uint64 { return m.version }
 

@@ -20,7 +20,7 @@ var ErrReorder = errors.New("gomemcache: jump placement would be renumbered")
 // WithServerList makes the Selector place every key exactly where
 // memcache.ServerList places it for the same server list: CRC-32 of the
 // key modulo the list's length, in list order, a server listed twice
-// taking two entries (chash.NewGomemcacheList). Switching a client from
+// taking two entries (compat.NewGomemcacheList). Switching a client from
 // ServerList to this Selector therefore moves no key and keeps the cache
 // warm; it is the first step of a move to a consistent placement (see
 // [Selector.DryRun] and [Migration]).

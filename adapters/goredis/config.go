@@ -16,7 +16,7 @@ import (
 // placement with DryRun before switching to it.
 type Config struct {
 	// Algorithm is the chash algorithm. The zero value means go-redis's own
-	// default placement (chash.NewGoRedis: rendezvous over xxhash with
+	// default placement (compat.NewGoRedis: rendezvous over xxhash with
 	// go-rendezvous's mix), which takes no weights or options.
 	Algorithm chash.Algorithm
 	// Weights gives shards relative capacities by shard name; shards not in

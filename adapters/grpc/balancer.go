@@ -26,7 +26,7 @@
 // away from their owners); when all are in TRANSIENT_FAILURE it fails
 // with their error.
 //
-// With a load factor, picks go through a chash.Balancer over the READY
+// With a load factor, picks go through a balance.Balancer over the READY
 // endpoints: an RPC takes a lease on the first endpoint of its key's order
 // within its load bound, released when the RPC ends (the pick's Done
 // callback, which gRPC also calls for failed and cancelled RPCs).

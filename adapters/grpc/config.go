@@ -56,7 +56,7 @@ type Config struct {
 	Header string `json:"header,omitempty"`
 	// LoadFactor, if set (it must be greater than 1), bounds each
 	// endpoint's in-flight RPCs to about LoadFactor times its weighted
-	// share, through a chash.Balancer: a request whose choice is full goes
+	// share, through a balance.Balancer: a request whose choice is full goes
 	// to its next choice. Zero means no bound.
 	LoadFactor float64 `json:"loadFactor,omitempty"`
 }

@@ -8,7 +8,7 @@ import (
 
 // readyView is the placement restricted to the endpoints that are READY:
 // a key's preference order is the full placement's order with the others
-// left out. The bounded-load chash.Balancer runs over it, so the load
+// left out. The bounded-load balance.Balancer runs over it, so the load
 // bounds are shares of the endpoints that can serve, and an endpoint that
 // goes down hands its keys to their next choices without moving any other
 // key. Nodes and Len report the ready endpoints only.

@@ -58,7 +58,7 @@ type Router struct {
 type Option func(*Router) error
 
 // WithLoadFactor bounds each backend's in-flight requests to about c times
-// its weighted share, through a chash.Balancer (c > 1). Requests without a
+// its weighted share, through a balance.Balancer (c > 1). Requests without a
 // key are not counted.
 func WithLoadFactor(c float64) Option {
 	return func(r *Router) error { r.c = c; return nil }
@@ -97,7 +97,7 @@ func New(key Key, p chash.Placer, opts ...Option) (*Router, error) {
 		return nil, fmt.Errorf("%w: chashhttp.New: nil Key", chash.ErrInvalidOption)
 	}
 	if p == nil || reflect.ValueOf(p).Kind() == reflect.Pointer && reflect.ValueOf(p).IsNil() {
-		return nil, fmt.Errorf("%w: chashhttp.New: nil placer", chash.ErrNoNodes)
+		return nil, fmt.Errorf("%w: chashhttp.New: nil placer", chash.ErrNilPlacer)
 	}
 	r := &Router{key: key, src: p, attempts: 3, cooldown: 2 * time.Second, down: map[string]time.Time{}}
 	for _, o := range opts {

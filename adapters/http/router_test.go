@@ -136,10 +136,10 @@ func TestNewRejects(t *testing.T) {
 	_, err = New(nil, p)
 	assert.ErrorIs(t, err, chash.ErrInvalidOption)
 	_, err = New(Header("k"), nil)
-	assert.ErrorIs(t, err, chash.ErrNoNodes)
+	assert.ErrorIs(t, err, chash.ErrNilPlacer)
 	var nilRing *chash.Ring
 	_, err = New(Header("k"), nilRing)
-	assert.ErrorIs(t, err, chash.ErrNoNodes)
+	assert.ErrorIs(t, err, chash.ErrNilPlacer)
 	ok, err := chash.NewRendezvous([]chash.Node{{ID: "h:1"}})
 	require.NoError(t, err)
 	_, err = New(Header("k"), ok, WithLoadFactor(0.5))
