@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/caddyserver/caddy/v2 v2.11.9
-	github.com/keyplace/chash v0.0.0-00010101000000-000000000000
+	github.com/keyplace/chash v0.3.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -153,5 +153,3 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	howett.net/plist v1.0.1 // indirect
 )
-
-replace github.com/keyplace/chash => ../..

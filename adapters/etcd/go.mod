@@ -3,7 +3,7 @@ module github.com/keyplace/chash/adapters/etcd
 go 1.26.0
 
 require (
-	github.com/keyplace/chash v0.0.0
+	github.com/keyplace/chash v0.3.0
 	github.com/stretchr/testify v1.11.1
 	go.etcd.io/etcd/api/v3 v3.6.16
 	go.etcd.io/etcd/client/v3 v3.6.16
@@ -30,5 +30,3 @@ require (
 	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/keyplace/chash => ../..

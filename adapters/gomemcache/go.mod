@@ -4,7 +4,7 @@ go 1.22
 
 require (
 	github.com/bradfitz/gomemcache v0.0.0-20260422231931-4d751bb6e37c
-	github.com/keyplace/chash v0.0.0
+	github.com/keyplace/chash v0.3.0
 	github.com/stretchr/testify v1.11.1
 )
 
@@ -14,5 +14,3 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/keyplace/chash => ../..

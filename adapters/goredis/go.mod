@@ -3,7 +3,7 @@ module github.com/keyplace/chash/adapters/goredis
 go 1.22
 
 require (
-	github.com/keyplace/chash v0.0.0
+	github.com/keyplace/chash v0.3.0
 	github.com/redis/go-redis/v9 v9.18.0
 	github.com/stretchr/testify v1.11.1
 )
@@ -16,5 +16,3 @@ require (
 	go.uber.org/atomic v1.11.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/keyplace/chash => ../..

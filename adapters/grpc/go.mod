@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0
-	github.com/keyplace/chash v0.0.0
+	github.com/keyplace/chash v0.3.0
 	github.com/stretchr/testify v1.11.1
 	google.golang.org/grpc v1.85.0
 )
@@ -19,5 +19,3 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/keyplace/chash => ../..

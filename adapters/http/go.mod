@@ -3,7 +3,7 @@ module github.com/keyplace/chash/adapters/http
 go 1.24
 
 require (
-	github.com/keyplace/chash v0.0.0
+	github.com/keyplace/chash v0.3.0
 	github.com/stretchr/testify v1.11.1
 )
 
@@ -13,5 +13,3 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/keyplace/chash => ../..
