@@ -10,15 +10,6 @@ import (
 	"github.com/keyplace/chash/internal/place"
 )
 
-// DefaultPartitions is the bounded placer's partition count unless
-// WithPartitions says otherwise: 64 KiB of table, 16 partitions a node at
-// 1,000 nodes. See Bounded for the measurements behind it.
-const DefaultPartitions = 1 << 14
-
-// DefaultLoadFactor is the bounded placer's and the balancer's load factor
-// unless WithLoadFactor says otherwise.
-const DefaultLoadFactor = 1.25
-
 // boundedAlts is how many choices after the owner Bounded stores per
 // partition: AppendTopK up to k = boundedAlts+1 reads them, O(1).
 const boundedAlts = 3

@@ -135,7 +135,7 @@ func fingerprint(p Placer, depth int) string {
 		if depth >= maxHolderDepth {
 			return FingerprintNone
 		}
-		if inner, ok := load(p); ok {
+		if inner, ok := loadSafely(p); ok {
 			return fingerprint(inner, depth+1)
 		}
 	case Fingerprinter:
@@ -180,8 +180,8 @@ type loader interface {
 	Load() Placer
 }
 
-// load calls l.Load, reporting false if it panics.
-func load(l loader) (p Placer, ok bool) {
+// loadSafely calls l.Load, reporting false if it panics.
+func loadSafely(l loader) (p Placer, ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false

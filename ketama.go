@@ -67,34 +67,6 @@ func (v KetamaVariant) String() string {
 	return fmt.Sprintf("KetamaVariant(%d)", v)
 }
 
-// WithKetama makes NewRing place keys exactly as the ketama implementation
-// v does for the same servers and weights. Node IDs are "host:port" as the
-// clients are configured (see each variant for the string it hashes);
-// weights must be whole numbers from 1 to 1<<32-1 (0 means 1). WithHasher
-// and WithVnodes are then ignored: keys and points are hashed with MD5 and
-// point counts follow the variant. A value other than the three variants
-// is an error; there is no default, since the variants disagree.
-//
-// The ring's first choice for a key is the client's server for it. The
-// other nodes of AppendTopK continue the walk around the circle, which is
-// not what the clients do on failover. Add and Remove rebuild the ring,
-// since each server's point count depends on the total weight.
-//
-// Where two servers' points coincide (about P²/2³³ chance per ring of P
-// points: 0.2% at 25 servers), the arc before them goes to the server
-// with the smaller ID; libketama and libmemcached give it to the server
-// listed first, spymemcached to the one listed last. A ring whose servers
-// are configured in ID order differs only in the spymemcached case.
-func WithKetama(v KetamaVariant) Option {
-	return func(c *config) error {
-		if v == 0 || int(v) >= len(ketamaNames) {
-			return fmt.Errorf("%w: WithKetama(%d): want KetamaLibketama, KetamaLibmemcached or KetamaSpy", ErrInvalidOption, v)
-		}
-		c.ketama = v
-		return nil
-	}
-}
-
 // maxKetamaWeight is the largest weight libmemcached can be given.
 const maxKetamaWeight = math.MaxUint32
 

@@ -11,10 +11,6 @@ import (
 	"github.com/keyplace/chash/internal/place"
 )
 
-// DefaultTableSize is Maglev's lookup table size unless WithTableSize says
-// otherwise: the prime 65537.
-const DefaultTableSize = 65537
-
 // maglevProbes is how many table entries AppendTopK probes before it takes
 // the remaining nodes in ID order. It is fixed, not a function of k, so that
 // top-k lists are prefixes of each other; 28 is the budget earlier versions
@@ -452,7 +448,7 @@ func (g *Maglev) fill() error {
 		// the probe loop.
 		probes := uint64(0)
 		for full[s/64]&(1<<(s%64)) != 0 {
-			s = step(s, gap, size)
+			s = probeStep(s, gap, size)
 			probes++
 		}
 		if probes > budget {
@@ -462,7 +458,7 @@ func (g *Maglev) fill() error {
 		budget -= probes
 		full[s/64] |= 1 << (s % 64)
 		g.set(s, i)
-		next[gi] = uint32(step(s, gap, size))
+		next[gi] = uint32(probeStep(s, gap, size))
 	}
 	g.claimRanked(full, t)
 	return nil
@@ -546,12 +542,12 @@ func permGroups(perms []maglevPerm) []int32 {
 // empty reports whether g is nil or the zero Maglev, which have no members.
 func (g *Maglev) empty() bool { return g == nil || len(g.nodes) == 0 }
 
-// step returns the entry after s in a preference list whose skip is
+// probeStep returns the entry after s in a preference list whose skip is
 // size - gap, (s + skip) mod size, for s < size and 0 < gap < size < 2^63.
 // It has no branch: the walk's positions are load addresses, which the
 // compiler does not move conditionally, and a branch on the wrap, taken
 // for about half the probes of a random skip, mispredicts.
-func step(s, gap, size uint64) uint64 {
+func probeStep(s, gap, size uint64) uint64 {
 	d := s - gap
 	return d + size&uint64(int64(d)>>63)
 }

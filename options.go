@@ -8,6 +8,26 @@ import (
 	"github.com/keyplace/chash/internal/place"
 )
 
+// The defaults of the options, which the algorithms' docs refer to.
+
+// DefaultVnodes is the ring's points per unit of weight unless WithVnodes
+// says otherwise.
+const DefaultVnodes = 160
+
+// DefaultTableSize is Maglev's lookup table size unless WithTableSize says
+// otherwise: the prime 65537.
+const DefaultTableSize = 65537
+
+// DefaultPartitions is the bounded placer's partition count unless
+// WithPartitions says otherwise: 64 KiB of table, 16 partitions a node at
+// 1,000 nodes. See Bounded for the measurements behind it.
+const DefaultPartitions = 1 << 14
+
+// DefaultLoadFactor is the bounded placer's load factor unless
+// WithLoadFactor says otherwise (the balancer's own is
+// balance.DefaultLoadFactor, of the same value).
+const DefaultLoadFactor = 1.25
+
 // Option configures a constructor. Options are validated when they are
 // applied: a constructor given an out-of-range value returns an error that
 // wraps ErrInvalidOption. An option that does not apply to an algorithm is
@@ -140,6 +160,34 @@ func WithLoadFactor(f float64) Option {
 			return fmt.Errorf("%w: WithLoadFactor(%v): want a finite value > 1", ErrInvalidOption, f)
 		}
 		c.loadFactor = f
+		return nil
+	}
+}
+
+// WithKetama makes NewRing place keys exactly as the ketama implementation
+// v does for the same servers and weights. Node IDs are "host:port" as the
+// clients are configured (see each variant for the string it hashes);
+// weights must be whole numbers from 1 to 1<<32-1 (0 means 1). WithHasher
+// and WithVnodes are then ignored: keys and points are hashed with MD5 and
+// point counts follow the variant. A value other than the three variants
+// is an error; there is no default, since the variants disagree.
+//
+// The ring's first choice for a key is the client's server for it. The
+// other nodes of AppendTopK continue the walk around the circle, which is
+// not what the clients do on failover. Add and Remove rebuild the ring,
+// since each server's point count depends on the total weight.
+//
+// Where two servers' points coincide (about P²/2³³ chance per ring of P
+// points: 0.2% at 25 servers), the arc before them goes to the server
+// with the smaller ID; libketama and libmemcached give it to the server
+// listed first, spymemcached to the one listed last. A ring whose servers
+// are configured in ID order differs only in the spymemcached case.
+func WithKetama(v KetamaVariant) Option {
+	return func(c *config) error {
+		if v == 0 || int(v) >= len(ketamaNames) {
+			return fmt.Errorf("%w: WithKetama(%d): want KetamaLibketama, KetamaLibmemcached or KetamaSpy", ErrInvalidOption, v)
+		}
+		c.ketama = v
 		return nil
 	}
 }

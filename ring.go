@@ -12,10 +12,6 @@ import (
 	"github.com/keyplace/chash/internal/place"
 )
 
-// DefaultVnodes is the ring's points per unit of weight unless WithVnodes
-// says otherwise.
-const DefaultVnodes = 160
-
 // Ring is a consistent-hash ring with virtual nodes (Karger et al., STOC
 // 1997): each node owns points on a 64-bit circle, and a key belongs to the
 // first point at or after its hash, wrapping around.

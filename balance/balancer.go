@@ -66,16 +66,16 @@ var ErrOverloaded = errors.New("balance: every node is at its load bound")
 // ErrNoNodes until SetPlacer gives it a placer, after which it behaves as
 // New(p) with no options.
 type Balancer struct {
-	cur       atomic.Pointer[members]
+	cur       atomic.Pointer[membership]
 	total     atomic.Int64
 	overloads atomic.Uint64
 	cfg       config     // set by New, before b is shared
 	mu        sync.Mutex // serialises SetPlacer
 }
 
-// members is one membership: the placer, its nodes' counters and the
+// membership is one membership: the placer, its nodes' counters and the
 // balancer's effective configuration.
-type members struct {
+type membership struct {
 	config
 	p         chash.Placer
 	owner     ownerIndexer // p, if it can name owners by position
@@ -168,7 +168,7 @@ func (b *Balancer) SetPlacer(p chash.Placer) error {
 	defer b.mu.Unlock()
 	old := b.cur.Load()
 	owner, _ := p.(ownerIndexer)
-	m := &members{
+	m := &membership{
 		config: b.cfg.withDefaults(),
 		p:      p,
 		owner:  owner,
@@ -201,7 +201,7 @@ func (b *Balancer) SetPlacer(p chash.Placer) error {
 	return nil
 }
 
-func (m *members) find(id string) (int, bool) {
+func (m *membership) find(id string) (int, bool) {
 	if m == nil {
 		return 0, false
 	}
@@ -248,7 +248,7 @@ func (b *Balancer) AcquireString(key string) (Lease, error) {
 	return b.acquire(skey(key))
 }
 
-func (b *Balancer) acquire(k key) (Lease, error) {
+func (b *Balancer) acquire(k reqKey) (Lease, error) {
 	m := b.cur.Load()
 	if m == nil {
 		return Lease{}, errNoPlacer
@@ -275,7 +275,7 @@ func (b *Balancer) acquire(k key) (Lease, error) {
 
 // firstIndex returns the position of key's first choice, or -1 if the
 // placer names a node that is not a member (a Holder that changed).
-func (m *members) firstIndex(k key) int {
+func (m *membership) firstIndex(k reqKey) int {
 	if m.owner != nil {
 		if k.str {
 			return m.owner.ownerIndexString(k.s)
@@ -299,7 +299,7 @@ func (m *members) firstIndex(k key) int {
 // shaded down by 2^-40 so that float rounding can only make the bound
 // stricter: where c × t × w_i / W is within that of an integer, a node
 // may be refused one request early.
-func (m *members) take(i int, t int64) bool {
+func (m *membership) take(i int, t int64) bool {
 	c := m.loads[i]
 	if m.unbounded {
 		c.n.Add(1)
@@ -317,7 +317,7 @@ func (m *members) take(i int, t int64) bool {
 	}
 }
 
-func (b *Balancer) lease(m *members, i int) Lease {
+func (b *Balancer) lease(m *membership, i int) Lease {
 	s := leaseSlots.Get().(*leaseSlot)
 	return Lease{node: m.nodes[i], load: m.loads[i], b: b, slot: s, gen: s.gen.Load()}
 }
@@ -333,7 +333,7 @@ var overloadHook func(stage int)
 // the position of its first choice, or -1): each AppendTopK list of 8,
 // 64, ... nodes is tried whole, then every member once from first+1, then
 // every member once more if concurrent acquires have raised the total.
-func (b *Balancer) spill(m *members, t int64, k key, first int) (Lease, error) {
+func (b *Balancer) spill(m *membership, t int64, k reqKey, first int) (Lease, error) {
 	if overloadHook != nil {
 		overloadHook(0)
 	}
@@ -369,7 +369,7 @@ func (b *Balancer) spill(m *members, t int64, k key, first int) (Lease, error) {
 	return Lease{}, ErrOverloaded
 }
 
-func (b *Balancer) spilled(m *members, i, first int) Lease {
+func (b *Balancer) spilled(m *membership, i, first int) Lease {
 	m.loads[i].spilled.Add(1)
 	if i != first {
 		m.loads[i].away.Add(1)
@@ -379,7 +379,7 @@ func (b *Balancer) spilled(m *members, i, first int) Lease {
 
 // claimIn takes the first node of order that is a member with room for
 // total t and returns its position, or -1.
-func (m *members) claimIn(order []chash.Node, t int64) int {
+func (m *membership) claimIn(order []chash.Node, t int64) int {
 	for _, n := range order {
 		if i, ok := m.index[n.ID]; ok && m.take(i, t) {
 			return i
@@ -392,7 +392,7 @@ func (m *members) claimIn(order []chash.Node, t int64) int {
 // position first so that keys with different first choices spread, and
 // returns its position, or -1. It is the fallback that makes a lone
 // acquire always succeed whatever the placer's AppendTopK returns.
-func (m *members) claimAny(t int64, first int) int {
+func (m *membership) claimAny(t int64, first int) int {
 	n := len(m.nodes)
 	for j := 1; j <= n; j++ {
 		i := (first + j) % n

@@ -149,7 +149,7 @@ func (h *HotKeys) index(x uint64) [hotRows]uint64 {
 	return [hotRows]uint64{x & h.mask, w + (x>>32)&h.mask, 2*w + y&h.mask, 3*w + (y>>32)&h.mask}
 }
 
-func (h *HotKeys) observeHash(x uint64, k key) {
+func (h *HotKeys) observeHash(x uint64, k reqKey) {
 	if h == nil || h.cells == nil || rand.Uint32()&h.sample != 0 {
 		return
 	}
@@ -188,7 +188,7 @@ func (h *HotKeys) shareHash(x uint64) float64 {
 
 // remember puts a hot key in the table, in place of the entry with the
 // lowest estimate if the table is full and that is lower than est.
-func (h *HotKeys) remember(x uint64, k key, est uint32) {
+func (h *HotKeys) remember(x uint64, k reqKey, est uint32) {
 	x = max(x, 1) // 0 marks an empty entry
 	for i := range h.hashes {
 		if h.hashes[i].Load() == x {

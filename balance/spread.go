@@ -8,26 +8,26 @@ import (
 	"github.com/keyplace/chash"
 )
 
-// key is an acquire's key, as given: bytes or a string, never copied.
-type key struct {
+// reqKey is an acquire's key, as given: bytes or a string, never copied.
+type reqKey struct {
 	b   []byte
 	s   string
 	str bool
 }
 
-func bkey(b []byte) key { return key{b: b} }
-func skey(s string) key { return key{s: s, str: true} }
+func bkey(b []byte) reqKey { return reqKey{b: b} }
+func skey(s string) reqKey { return reqKey{s: s, str: true} }
 
 // hash is the key's hash for the hot-key detector (xxhash64, seed 0,
 // whatever the placer's Hasher).
-func (k key) hash() uint64 {
+func (k reqKey) hash() uint64 {
 	if k.str {
 		return xxhash.Sum64String(k.s)
 	}
 	return xxhash.Sum64(k.b)
 }
 
-func (k key) topK(p chash.Placer, dst []chash.Node, n int) []chash.Node {
+func (k reqKey) topK(p chash.Placer, dst []chash.Node, n int) []chash.Node {
 	if k.str {
 		return p.AppendTopKString(dst, k.s, n)
 	}
@@ -36,12 +36,12 @@ func (k key) topK(p chash.Placer, dst []chash.Node, n int) []chash.Node {
 
 // lighter reports whether node i carries strictly less in-flight load for
 // its weight than node j.
-func (m *members) lighter(i, j int) bool {
+func (m *membership) lighter(i, j int) bool {
 	return float64(m.loads[i].n.Load())*m.weight[j] < float64(m.loads[j].n.Load())*m.weight[i]
 }
 
 // indexOrNeg returns n's position, or -1 if it is not a member.
-func (m *members) indexOrNeg(n chash.Node) int {
+func (m *membership) indexOrNeg(n chash.Node) int {
 	if i, ok := m.index[n.ID]; ok {
 		return i
 	}
@@ -51,7 +51,7 @@ func (m *members) indexOrNeg(n chash.Node) int {
 // acquireChoices takes the lightest of key's first d choices, the first
 // kept unless another is strictly lighter; if the bound refuses it, the
 // other candidates in preference order; then the spill.
-func (b *Balancer) acquireChoices(m *members, t int64, k key) (Lease, error) {
+func (b *Balancer) acquireChoices(m *membership, t int64, k reqKey) (Lease, error) {
 	bp := nodeBufs.Get().(*[]chash.Node)
 	defer nodeBufs.Put(bp)
 	*bp = k.topK(m.p, (*bp)[:0], m.choices)
@@ -81,7 +81,7 @@ func (b *Balancer) acquireChoices(m *members, t int64, k key) (Lease, error) {
 
 // replicas returns how many of its first choices the reads of the key
 // with hash h spread over: 1 for a cold key.
-func (m *members) replicas(h uint64) int {
+func (m *membership) replicas(h uint64) int {
 	s := m.hot.shareHash(h)
 	if s == 0 {
 		return 1
@@ -94,7 +94,7 @@ func (m *members) replicas(h uint64) int {
 // acquireHot takes the lighter of two random replicas among key's first
 // r; if the bound refuses it, the other replicas in preference order;
 // then the spill.
-func (b *Balancer) acquireHot(m *members, t int64, k key, r int) (Lease, error) {
+func (b *Balancer) acquireHot(m *membership, t int64, k reqKey, r int) (Lease, error) {
 	bp := nodeBufs.Get().(*[]chash.Node)
 	defer nodeBufs.Put(bp)
 	*bp = k.topK(m.p, (*bp)[:0], r)
@@ -125,7 +125,7 @@ func (b *Balancer) acquireHot(m *members, t int64, k key, r int) (Lease, error) 
 	return b.spill(m, t, k, first)
 }
 
-func (b *Balancer) hotLease(m *members, i, first int, spilled bool) Lease {
+func (b *Balancer) hotLease(m *membership, i, first int, spilled bool) Lease {
 	c := m.loads[i]
 	c.spread.Add(1)
 	if i != first {
@@ -164,7 +164,7 @@ func (b *Balancer) AppendReplicasString(dst []chash.Node, key string) []chash.No
 	return b.appendReplicas(dst, skey(key))
 }
 
-func (b *Balancer) appendReplicas(dst []chash.Node, k key) []chash.Node {
+func (b *Balancer) appendReplicas(dst []chash.Node, k reqKey) []chash.Node {
 	m := b.cur.Load()
 	if m == nil {
 		return dst

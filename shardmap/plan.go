@@ -132,14 +132,14 @@ func newScheduler(from, to *Map) *scheduler {
 		s.count[from.nodes[i].ID]++
 	}
 	for p := range s.ops {
-		o, n := ids(from.AppendReplicas(nil, p)), ids(to.AppendReplicas(nil, p))
+		o, n := replicaIDs(from.AppendReplicas(nil, p)), replicaIDs(to.AppendReplicas(nil, p))
 		s.live[p] = len(o)
 		s.ops[p] = partitionSteps(p, o, n)
 	}
 	return s
 }
 
-func ids(nodes []chash.Node) []string {
+func replicaIDs(nodes []chash.Node) []string {
 	out := make([]string, len(nodes))
 	for i, n := range nodes {
 		out[i] = n.ID
