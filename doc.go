@@ -39,6 +39,10 @@
 // honour within 5% of its points is an error, never a silently distorted
 // share.
 //
+// A weight of 0 means 1 everywhere in this package and in compat (and in
+// the chash command's membership files); only a shard map reads 0 as
+// "drained", as package shardmap documents.
+//
 // # Membership changes
 //
 // Each placer's Add and Remove derive a new placer from the old one at the
@@ -54,11 +58,21 @@
 // to list; [Shares] reports each node's share of the key space. The chash command (cmd/chash) prints both, and plans a
 // cache rollout from them.
 //
-// # Live load
+// # The other packages
 //
-// [balance.New] (package balance) routes requests to the first node in a key's preference
-// order ([Placer.AppendTopK]) whose in-flight count stays within a bound.
+//   - compat: placers that reproduce other systems' placement exactly
+//     (go-redis, gomemcache, groupcache, nginx, grpc-go and Envoy ring_hash,
+//     Envoy Maglev, Caddy), for moving a running fleet without moving keys.
+//   - shardmap: an explicit, versioned map of partitions to replicas, with
+//     zones, pins, drains, rebalancing and ordered move plans.
+//   - balance: live request load: bounded loads, two choices, hot keys.
+//   - chashtest: the contract test every Placer runs, a user's own included.
 //
+// Placers of other packages take part in [Fingerprint] and [Derive] through
+// the [Fingerprinter] and [Deriver] interfaces; this package imports none
+// of them.
+//
+
 // # IDs from untrusted sources
 //
 // xxhash64 is invertible, so whoever chooses node IDs can choose their
@@ -73,8 +87,11 @@
 //
 // # Zero values
 //
-// The zero value and the nil pointer of every placer and of [Holder] behave
-// as an empty placer: lookups return the zero [Node], AppendTopK appends
-// nothing and Len is 0. A Holder stores a nil pointer as empty, so an
-// unchecked failed constructor cannot crash a later lookup.
+// The zero value and the nil pointer of every placer of this module, and of
+// [Holder], behave as an empty placer: lookups return the zero [Node],
+// AppendTopK appends nothing, Len is 0 and [Fingerprint] is
+// [FingerprintNone]. A Holder stores a nil pointer as empty, so an
+// unchecked failed constructor cannot crash a later lookup. A function that
+// needs a placer (NewZoned, NewMigration, Derive, balance.New) refuses a
+// nil one, typed or not, with [ErrNilPlacer].
 package chash
