@@ -10,8 +10,9 @@ type Node struct {
 	// logical ID lets a replacement machine take over the same keys.
 	ID string
 	// Weight is the node's relative capacity: a node of weight 2 receives
-	// about twice the keys of a node of weight 1. Zero means 1 (a shard map alone reads it as drained). Negative,
-	// NaN and infinite weights are rejected by every constructor.
+	// about twice the keys of a node of weight 1. Zero means 1 (a shard
+	// map alone reads it as drained). Negative, NaN and infinite weights
+	// are rejected by every constructor.
 	Weight float64
 	// Zone names the node's failure domain (a rack, zone or region),
 	// compared exactly; empty means the node is a domain of its own. It
