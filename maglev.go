@@ -86,7 +86,7 @@ var _ Placer = (*Maglev)(nil)
 // their rank in each list, √M multiplications at most per entry: O(M log M)
 // in practice, plus O(log N) per entry when weights differ. It allocates the
 // table, the bitmap and O(N) of per-node state, never an N × M matrix
-// (BENCHMARKS.md, BenchmarkMaglevBuild, has the time and bytes).
+// (benchmarks/BENCHMARKS.md, BenchmarkMaglevBuild, has the time and bytes).
 func NewMaglev(nodes []Node, opts ...Option) (*Maglev, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {

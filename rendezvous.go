@@ -46,7 +46,7 @@ const (
 // Unequal weights add a logarithm only for nodes that might win:
 // a bound from ln(u) <= u-1 skips it for the rest, about ln(n) logarithms
 // per lookup. Beside the O(1) lookups of Ring, Maglev and Jump it is as fast
-// at a few nodes and falls behind linearly (BENCHMARKS.md, BenchmarkLookup):
+// at a few nodes and falls behind linearly (benchmarks/BENCHMARKS.md, BenchmarkLookup):
 // it is the right choice up to about a hundred nodes, or beyond that when
 // exact weights, zero collateral movement or ranked replicas matter more
 // than the cost of a lookup. Memory is 8 bytes per node beside the node

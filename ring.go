@@ -31,7 +31,7 @@ import (
 // bytes per point plus 20 to 40 bytes per point of index, at most 56 bytes
 // per point (64 nodes at 160 points: 480 KiB). Once the index outgrows
 // the caches (a few hundred thousand points), a lookup costs about one
-// cache miss (BENCHMARKS.md).
+// cache miss (benchmarks/BENCHMARKS.md).
 //
 // A Ring is immutable and safe for concurrent use; Add and Remove derive new
 // rings. Nodes are reported in ascending ID order. The zero Ring, like a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the library's benchmarks and the comparison with peer libraries in one
-# go, then writes BENCHMARKS.md at the repository root: ratios chash / peer,
+# go, then writes benchmarks/BENCHMARKS.md: ratios chash / peer,
 # the targets and where each stands, quality and findings, the machine, and
 # benchstat's summary of every benchmark.
 #
@@ -20,7 +20,7 @@ root=$(pwd)
 count=6
 benchtime=300ms
 keys=200000
-out="$root/BENCHMARKS.md"
+out="$root/benchmarks/BENCHMARKS.md"
 short=""
 quick=""
 outset=""

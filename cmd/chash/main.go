@@ -9,6 +9,7 @@
 //	chash plan [flags]          a rollout plan: origin load step by step
 //	chash diff [flags] OLD NEW  what moves between two memberships
 //	chash members [flags]       the live members at an etcd prefix
+//	chash shardmap COMMAND      build, rebalance and plan explicit shard maps
 //
 // Run "chash COMMAND -h" for a command's flags and examples; each numeric
 // flag's help gives its range. Every command accepts -json for

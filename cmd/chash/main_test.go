@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -167,4 +168,15 @@ func jsonKeys(v any) []string {
 		}
 	}
 	return keys
+}
+
+// TestPackageDocListsCommands: the package doc's usage block names every
+// subcommand of the table, so that a new one cannot be left out of it.
+func TestPackageDocListsCommands(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	require.NoError(t, err)
+	doc, _, _ := strings.Cut(string(src), "package main")
+	for _, c := range commands {
+		assert.Regexp(t, `//\tchash \[?`+c.name+`\b`, doc, "the package doc's usage omits %q", c.name)
+	}
 }

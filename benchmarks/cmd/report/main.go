@@ -3,7 +3,7 @@
 // same algorithm, the targets and where each stands, quality and
 // findings measured in the same run.
 //
-//	go run ./cmd/report -root root.txt -cmp cmp.txt -out ../BENCHMARKS.md
+//	go run ./cmd/report -root root.txt -cmp cmp.txt -out BENCHMARKS.md
 package main
 
 import (
