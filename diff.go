@@ -67,8 +67,10 @@ type Ownership struct {
 // A placer whose owner is a step function of one coordinate derived from
 // the key implements spanner. Ring does (the coordinate is the key's
 // 64-bit hash and its points are the steps). A Maglev table is a step
-// function of the slot hash(key) % M, and bounded-load partitions of the
-// partition index: each can return its table as points at slot positions,
+// function of its entry, the high 64 bits of hash(key) × M (a
+// multiply-shift, not a modulo), and bounded-load partitions of the
+// partition index, computed the same way: each can return its table as
+// points at entry positions,
 // in a space of M (or P) units that names its slot function. Two spanners
 // in the same space are merged step by step in O(P1+P2).
 //

@@ -102,7 +102,12 @@ type Map struct {
 
 var _ chash.Placer = (*Map)(nil)
 
-// New computes the first map (version 1) of nodes under spec.
+// New computes the first map (version 1) of nodes under spec. Each of the
+// P·R replicas picks among the n nodes with room, O(P·R·n) time and
+// O(P·R + n) memory: 50 ms for 16,384 partitions × 3 replicas over 64
+// nodes (BenchmarkNew). On fleets whose bounds leave little room, the
+// repairs that meet them grow faster than linearly in P (about 0.6 s at
+// 16,384 partitions for 12 nodes in 2 zones at c = 1.075).
 func New(nodes []chash.Node, spec Spec) (*Map, error) {
 	return buildShardMap(nil, nodes, spec)
 }

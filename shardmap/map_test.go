@@ -575,3 +575,29 @@ func zoneRoom(nodes []chash.Node, spec shardmap.Spec) (room, need int, ok bool) 
 	}
 	return room, min(spec.Replicas, len(perZone)), true
 }
+
+// BenchmarkNew builds maps of 64 nodes in 4 zones, R = 3, at growing
+// partition counts, and a tight fleet (12 nodes in 2 zones, c = 1.075)
+// whose bounds leave little room: the figures New's doc cites.
+func BenchmarkNew(b *testing.B) {
+	for _, p := range []int{1024, 4096, 16384} {
+		b.Run(fmt.Sprintf("nodes=64/partitions=%d", p), func(b *testing.B) {
+			nodes := mapNodes(64, 4)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := shardmap.New(nodes, shardmap.Spec{Partitions: p, Replicas: 3}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("tight/nodes=12/partitions=4096", func(b *testing.B) {
+		nodes := mapNodes(12, 2)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := shardmap.New(nodes, shardmap.Spec{Partitions: 4096, Replicas: 2, LoadFactor: 1.075}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
