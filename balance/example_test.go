@@ -3,10 +3,31 @@ package balance_test
 import (
 	"expvar"
 	"fmt"
+	"log"
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/balance"
 )
+
+// Each request acquires a node for its key and releases it when done; a
+// node at its bound passes the request to the key's next choice.
+func ExampleNew() {
+	p, err := chash.NewMaglev([]chash.Node{{ID: "a"}, {ID: "b"}, {ID: "c"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err := balance.New(p, balance.WithLoadFactor(1.25))
+	if err != nil {
+		log.Fatal(err)
+	}
+	lease, err := b.AcquireString("user:42")
+	if err != nil {
+		log.Fatal(err) // ErrOverloaded: only under concurrent contention
+	}
+	defer lease.Release() // when the request ends; a second Release does nothing
+	fmt.Println(lease.Node().ID, b.InFlight())
+	// Output: b 1
+}
 
 // A service publishes the balancer's load through expvar (served at
 // /debug/vars by net/http's default mux); Stats is cheap enough to read on
