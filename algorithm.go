@@ -42,6 +42,45 @@ func (a Algorithm) String() string {
 	return fmt.Sprintf("Algorithm(%d)", a)
 }
 
+// Positional reports whether a's placement depends on the order of its
+// nodes: node i is bucket i, as in jump and JumpBackHash. Such a placement
+// can lose only its last node without moving keys between the nodes that
+// stay, and a reordered list moves nearly every key; code that builds
+// placers from a list whose order it does not control (a resolver, a
+// client's server map) must refuse a positional algorithm or number the
+// nodes stably itself. See also [IsPositional].
+func (a Algorithm) Positional() bool {
+	return a == AlgorithmJump || a == AlgorithmJumpBack
+}
+
+// IsPositional reports whether p's placement depends on the order of its
+// nodes (see [Algorithm.Positional]): a Jump or JumpBack, seen through a
+// Holder, a Zoned, a Migration's target or any placer with a Load() Placer
+// method, or a placer of another package whose method Positional() bool
+// says so. A nil placer is not positional.
+func IsPositional(p Placer) bool {
+	for depth := 0; depth < maxHolderDepth && !isNil(p); depth++ {
+		switch q := p.(type) {
+		case *Jump, *JumpBack:
+			return true
+		case *Zoned:
+			p = q.p
+		case *Migration:
+			p = q.to
+		case loader:
+			var ok bool
+			if p, ok = loadSafely(q); !ok {
+				return false
+			}
+		case interface{ Positional() bool }:
+			return q.Positional()
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // ParseAlgorithm returns the algorithm named s: "ring", "rendezvous" (or
 // "hrw"), "jump", "maglev", "bounded" or "jumpback", in any case.
 func ParseAlgorithm(s string) (Algorithm, error) {

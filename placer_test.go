@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -93,4 +94,37 @@ func TestNodeErrorsCarryDetail(t *testing.T) {
 	assert.ErrorIs(t, err, chash.ErrInvalidWeight)
 	assert.Contains(t, err.Error(), `"x"`)
 	assert.Contains(t, err.Error(), "-2")
+}
+
+// positionalPlacer is a foreign placer that declares itself positional.
+type positionalPlacer struct{ chash.Placer }
+
+func (positionalPlacer) Positional() bool { return true }
+
+// TestPositional: the jump family is positional as an Algorithm and as a
+// placer, however it is wrapped; every other algorithm is not.
+func TestPositional(t *testing.T) {
+	nodes := conformance.Nodes(4)
+	for _, a := range chash.Algorithms() {
+		p, err := chash.New(a, nodes)
+		require.NoError(t, err)
+		want := a == chash.AlgorithmJump || a == chash.AlgorithmJumpBack
+		assert.Equal(t, want, a.Positional(), a)
+		assert.Equal(t, want, chash.IsPositional(p), a)
+		assert.Equal(t, want, chash.IsPositional(chash.NewHolder(p)), "%v in a Holder", a)
+		z, err := chash.NewZoned(p)
+		require.NoError(t, err)
+		assert.Equal(t, want, chash.IsPositional(z), "%v in a Zoned", a)
+		r, err := chash.NewRing(nodes)
+		require.NoError(t, err)
+		m, err := chash.NewMigration(r, p)
+		require.NoError(t, err)
+		assert.Equal(t, want, chash.IsPositional(m), "a Migration to %v", a)
+	}
+	assert.False(t, chash.IsPositional(nil))
+	assert.False(t, chash.IsPositional((*chash.Jump)(nil)))
+	assert.True(t, chash.IsPositional(positionalPlacer{}))
+	self := new(chash.Holder)
+	self.Store(self)
+	assert.False(t, chash.IsPositional(self), "a Holder that holds itself ends")
 }
