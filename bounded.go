@@ -84,10 +84,16 @@ type Bounded struct {
 var _ Placer = (*Bounded)(nil)
 
 // NewBounded builds a bounded-load placer of the given nodes. It uses
-// WithHasher, WithPartitions (default DefaultPartitions) and WithLoadFactor
-// (default 1.25) and ignores the other options. It fails if nodes is
-// empty, an ID is empty or repeated, a weight is negative, NaN or infinite,
-// or partitions × nodes exceeds 1<<30 (ErrTooLarge).
+// WithHasher, WithPartitions and WithLoadFactor (default 1.25) and ignores
+// the other options. Without WithPartitions the partition count is
+// DefaultPartitions for up to 1,024 nodes and otherwise the smallest power
+// of two giving 16 partitions a node (65,536 at 4,000 nodes), so that the
+// bound's rounding stays small; a placer derived from it by Add, Remove or
+// Derive keeps its count, since changing it would move most keys. It fails
+// if nodes is empty, an ID is empty or repeated, a weight is negative, NaN
+// or infinite, or partitions × nodes exceeds 1<<30 (ErrTooLarge: beyond
+// about 8,000 nodes at 16 partitions a node, where a build would take more
+// than a second; a ring or Maglev suits fleets that large).
 func NewBounded(nodes []Node, opts ...Option) (*Bounded, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
@@ -102,8 +108,11 @@ func NewBounded(nodes []Node, opts ...Option) (*Bounded, error) {
 
 // newBounded builds the placer of nodes, which are checked and sorted by ID.
 func newBounded(cfg config, nodes []Node) (*Bounded, error) {
+	if cfg.partitions == 0 {
+		cfg.partitions = defaultPartitions(len(nodes))
+	}
 	if work := uint64(cfg.partitions) * uint64(len(nodes)); work > maxBuildWork {
-		return nil, fmt.Errorf("%w: %d partitions × %d nodes (limit %d)", ErrTooLarge, cfg.partitions, len(nodes), maxBuildWork)
+		return nil, fmt.Errorf("%w: %d partitions × %d nodes (limit %d): set WithPartitions lower (fewer than 16 a node loosen the load bound), or use a ring or Maglev", ErrTooLarge, cfg.partitions, len(nodes), maxBuildWork)
 	}
 	b := &Bounded{
 		nodes:  nodes,
@@ -116,6 +125,20 @@ func newBounded(cfg config, nodes []Node) (*Bounded, error) {
 	b.caps = capacities(cfg.loadFactor, cfg.partitions, nodes)
 	b.assign()
 	return b, nil
+}
+
+// defaultPartitions returns the partition count for n nodes without
+// WithPartitions: DefaultPartitions, or the smallest power of two that
+// gives each node partitionsPerNode, capped at 1<<24.
+func defaultPartitions(n int) int {
+	want := uint64(n) * partitionsPerNode
+	if want <= DefaultPartitions {
+		return DefaultPartitions
+	}
+	if want >= 1<<24 {
+		return 1 << 24
+	}
+	return 1 << bits.Len64(want-1)
 }
 
 // capacities returns ceil(c × p × w_i / W) for each node, capped at p. The

@@ -372,3 +372,31 @@ func ExampleNewBounded() {
 	// 830 db-2 db-2
 	// 282 564
 }
+
+// TestBoundedDefaultPartitions: without WithPartitions, large fleets get
+// enough partitions for the bound to hold (with DefaultPartitions, 5,000
+// equal nodes left 147 nodes empty and peaked at 1.53 times the mean), and
+// derived placers keep the count, so growth moves only what it must.
+func TestBoundedDefaultPartitions(t *testing.T) {
+	small, err := chash.NewBounded(conformance.Nodes(1024))
+	require.NoError(t, err)
+	assert.Equal(t, chash.DefaultPartitions, small.Partitions())
+	grown, err := small.Add(chash.Node{ID: "one-more"})
+	require.NoError(t, err)
+	assert.Equal(t, chash.DefaultPartitions, grown.Partitions(), "a derived placer keeps its count")
+	if testing.Short() || raceEnabled {
+		t.Skip("builds 5,000 nodes")
+	}
+	b, err := chash.NewBounded(conformance.Nodes(5000))
+	require.NoError(t, err)
+	assert.Equal(t, 1<<17, b.Partitions())
+	owned := map[string]int{}
+	for p := range b.Partitions() {
+		owned[b.Owner(p).ID]++
+	}
+	assert.Len(t, owned, 5000, "every node owns partitions")
+	mean := float64(b.Partitions()) / 5000
+	for id, n := range owned {
+		require.LessOrEqual(t, float64(n)/mean, 1.25+1.0/16, "node %s", id)
+	}
+}
