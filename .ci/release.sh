@@ -24,7 +24,7 @@
 # were bumped to; the workspace (go.work) builds them against this tree.
 #
 # Published modules are those of every tracked go.mod except ones whose
-# go.mod carries the line "// chash-release: unpublished" (testdata/, whose
+# go.mod carries the line "// chash-release: unpublished" (testdata/gen/, whose
 # vector generators nobody imports, and the CI tool .ci/modproxy).
 #
 # The script works on the repository containing the current directory (so

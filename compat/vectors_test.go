@@ -19,8 +19,8 @@ type compatSet struct {
 	nodes []chash.Node
 }
 
-// compatFile is a testdata/<system>/vectors.tsv written by the generator
-// beside it: "#set" lines name each configuration's servers as id=weight,
+// compatFile is a testdata/<system>/vectors.tsv written by its generator,
+// testdata/gen/<system> (a module of its own that runs the real system): "#set" lines name each configuration's servers as id=weight,
 // and each other line is a key followed by, per set, the index in the set
 // of the server the reference chose (-1: not checked).
 type compatFile struct {

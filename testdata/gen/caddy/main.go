@@ -1,8 +1,8 @@
-// Command gen writes ../vectors.tsv: the upstream Caddy's uri_hash
+// Command gen writes ../../caddy/vectors.tsv: the upstream Caddy's uri_hash
 // selection policy (reverseproxy.URIHashSelection) picks for a request
 // whose URI is each key, called in-process. Run from this directory:
 //
-//	go run . > ../vectors.tsv
+//	go run . > ../../caddy/vectors.tsv
 package main
 
 import (
@@ -11,7 +11,7 @@ import (
 	"os"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
-	"github.com/keyplace/chash/testdata/internal/vectors"
+	"github.com/keyplace/chash/testdata/gen/internal/vectors"
 )
 
 func main() {

@@ -1,9 +1,9 @@
-// Command gen writes ../vectors.tsv: the server gomemcache's
+// Command gen writes ../../gomemcache/vectors.tsv: the server gomemcache's
 // ServerList.PickServer returns for each key. A server of weight w is
 // listed w times in a row; set L lists a server twice, apart. Run from this
 // directory:
 //
-//	go run . > ../vectors.tsv
+//	go run . > ../../gomemcache/vectors.tsv
 package main
 
 import (
@@ -12,7 +12,7 @@ import (
 	"os"
 
 	"github.com/bradfitz/gomemcache/memcache"
-	"github.com/keyplace/chash/testdata/internal/vectors"
+	"github.com/keyplace/chash/testdata/gen/internal/vectors"
 )
 
 func main() {

@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/keyplace/chash/testdata/internal/vectors"
+	"github.com/keyplace/chash/testdata/gen/internal/vectors"
 )
 
 const sockDir = "/tmp/chash-nginx-gen"
@@ -65,7 +65,7 @@ func run() error {
 		return err
 	}
 	for m, mode := range []string{"consistent", "hash"} {
-		f, err := os.Create(filepath.Join("..", mode+".tsv"))
+		f, err := os.Create(filepath.Join("..", "..", "nginx", mode+".tsv"))
 		if err != nil {
 			return err
 		}

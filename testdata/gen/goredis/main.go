@@ -1,11 +1,11 @@
-// Command gen writes ../vectors.tsv: the shard a go-redis v9 Ring (default
+// Command gen writes ../../goredis/vectors.tsv: the shard a go-redis v9 Ring (default
 // ConsistentHash) stores each key on. It starts ten redis-server instances
 // on 127.0.0.1:7001-7010 (Debian's redis-server package), writes every key
 // through a Ring per set, and records the shard whose server holds it,
 // which must also be the shard Ring.GetShardClientForKey names. Run from
 // this directory:
 //
-//	go run . > ../vectors.tsv
+//	go run . > ../../goredis/vectors.tsv
 package main
 
 import (
@@ -17,7 +17,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/keyplace/chash/testdata/internal/vectors"
+	"github.com/keyplace/chash/testdata/gen/internal/vectors"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -1,4 +1,4 @@
-// Command gen writes ../vectors.tsv: the endpoint grpc-go's real
+// Command gen writes ../../grpc/vectors.tsv: the endpoint grpc-go's real
 // ring_hash_experimental balancer sends each RPC to, over real gRPC servers
 // on loopback (127.0.0.1:19001 and up, each serving the health service).
 // The request hash comes from the "x-key" metadata (requestHashHeader), and
@@ -6,7 +6,7 @@
 // sizes 10 to 100, -capped 4096 to 4096, others grpc-go's defaults. Run
 // from this directory:
 //
-//	go run . > ../vectors.tsv
+//	go run . > ../../grpc/vectors.tsv
 package main
 
 import (
@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/keyplace/chash/testdata/internal/vectors"
+	"github.com/keyplace/chash/testdata/gen/internal/vectors"
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/balancer/ringhash"
 	"google.golang.org/grpc/credentials/insecure"

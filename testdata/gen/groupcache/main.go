@@ -1,10 +1,10 @@
-// Command gen writes ../vectors.tsv: the peer golang/groupcache's
+// Command gen writes ../../groupcache/vectors.tsv: the peer golang/groupcache's
 // consistenthash.Map returns for each key, with HTTPPool's default 50
 // replicas and crc32.ChecksumIEEE (sets ending in -r3 use 3 replicas, -r1 one: C-r1 and D-r1 hold two peers
 // whose points coincide, in both orders). Run
 // from this directory:
 //
-//	go run . > ../vectors.tsv
+//	go run . > ../../groupcache/vectors.tsv
 package main
 
 import (
@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/golang/groupcache/consistenthash"
-	"github.com/keyplace/chash/testdata/internal/vectors"
+	"github.com/keyplace/chash/testdata/gen/internal/vectors"
 )
 
 func main() {

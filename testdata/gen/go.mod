@@ -2,7 +2,7 @@
 // The generators of the compatibility vectors under testdata/ run by hand
 // against the real systems; nothing imports them, so release.sh tags no
 // version of this module (the line above is what it looks for).
-module github.com/keyplace/chash/testdata
+module github.com/keyplace/chash/testdata/gen
 
 go 1.26.0
 
