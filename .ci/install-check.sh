@@ -180,6 +180,9 @@ go build -o user .
 go vet ./...
 go test -count=1 ./...
 ./user
+# The released core's own tests pass from the module cache: its golden
+# files and vectors (testdata/) are in the module zip.
+go test -count=1 -short -run 'Golden|Vector' "$core" "$core/compat"
 
 # What was built is the release from the file proxy, not something else.
 got=$(go list -m -f '{{.Path}} {{.Version}}' all | grep "^$core")
