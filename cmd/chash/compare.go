@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,8 +18,11 @@ import (
 
 const compareHelp = `usage: chash compare [flags]   (also: chash [flags])
 
-For mod-N hashing and every algorithm of the library, at -nodes nodes:
-  peak/mean, CV   load balance: keys per node over -keys keys
+For mod-N hashing and every algorithm of the library, at -nodes nodes
+(weighted by -weights; an algorithm that takes no weights is skipped):
+  peak/mean, CV   load balance: each node's keys over -keys keys against its
+                  fair count; the ideal row is a random placement of the
+                  same keys, the sampling noise to compare with
   moved +1/-1     fraction of the keys that change node when node-N joins
                   and when the last node leaves
   lookup          time of one Lookup over the keys (median of chunks)
@@ -27,21 +31,26 @@ Then the ring's balance against its points per node, from exact arc shares.
 Rendezvous looks a key up in O(nodes): at thousands of nodes, fewer -keys
 keep the run short (10000 nodes and 1M keys take minutes).
 
--json prints one object: nodes, keys, ideal_moved_add, ideal_moved_remove;
-algorithms, each {algorithm, peak_to_mean, cv, moved_add, moved_remove,
-lookup_ns, memory_bytes}; and ring_points, each {points, cv, peak_to_mean,
+-json prints one object: nodes, keys, weights, ideal_peak_to_mean, ideal_cv,
+ideal_moved_add, ideal_moved_remove; algorithms, each {algorithm, skipped,
+peak_to_mean, cv, moved_add, moved_remove, lookup_ns, memory_bytes}; and
+ring_points, each {points, cv, peak_to_mean,
 seeds, seed_mean_cv, seed_p10_cv, seed_p90_cv, theory_cv}.
 
 examples:
   chash
   chash compare -nodes 100 -keys 200k
+  chash compare -nodes 5000 -keys 200k -weights 1,2,4 -partitions 131072
   chash compare -points 1,10,100,1000,10000 -json
 
 flags:
 `
 
 type compareRow struct {
-	Algorithm   string  `json:"algorithm"`
+	Algorithm string `json:"algorithm"`
+	// Skipped says why the algorithm was not measured (it takes no
+	// weights), with every figure 0.
+	Skipped     string  `json:"skipped,omitempty"`
 	PeakToMean  float64 `json:"peak_to_mean"`
 	CV          float64 `json:"cv"`
 	MovedAdd    float64 `json:"moved_add"`
@@ -62,12 +71,19 @@ type pointsRow struct {
 }
 
 type compareReport struct {
-	Nodes       int          `json:"nodes"`
-	Keys        int          `json:"keys"`
-	Rows        []compareRow `json:"algorithms"`
-	IdealAdd    float64      `json:"ideal_moved_add"`
-	IdealRemove float64      `json:"ideal_moved_remove"`
-	RingPoints  []pointsRow  `json:"ring_points,omitempty"`
+	Nodes   int          `json:"nodes"`
+	Keys    int          `json:"keys"`
+	Weights []float64    `json:"weights,omitempty"`
+	Rows    []compareRow `json:"algorithms"`
+	// IdealPeak and IdealCV are the balance of an ideal placement sampled
+	// with the same keys: each key on a node drawn at random in proportion
+	// to its weight, so that the algorithms' figures, also counted over
+	// the keys, compare with the sampling noise and not with 1 and 0.
+	IdealPeak   float64     `json:"ideal_peak_to_mean"`
+	IdealCV     float64     `json:"ideal_cv"`
+	IdealAdd    float64     `json:"ideal_moved_add"`
+	IdealRemove float64     `json:"ideal_moved_remove"`
+	RingPoints  []pointsRow `json:"ring_points,omitempty"`
 }
 
 // Limits of a comparison. maxRingPoints is the library's own bound on a
@@ -83,11 +99,12 @@ const (
 
 // compareFlags are compare's command line.
 type compareFlags struct {
-	nodes  int
-	keys   quantity
-	points string
-	json   bool
-	lib    libFlags
+	nodes   int
+	keys    quantity
+	points  string
+	weights string
+	json    bool
+	lib     libFlags
 }
 
 func newCompareFlags(stderr io.Writer) (*flag.FlagSet, *compareFlags) {
@@ -97,9 +114,27 @@ func newCompareFlags(stderr io.Writer) (*flag.FlagSet, *compareFlags) {
 	fs.Var(&f.keys, "keys", "number of keys placed, a whole number from 1 to 100M (200k and 1M work)")
 	fs.StringVar(&f.points, "points", "1,10,100,1000", "ring points per node for the balance table, each 1 to 65536 and\n"+
 		"nodes x points at most 16,777,216; empty for none")
+	fs.StringVar(&f.weights, "weights", "", "node weights W1,W2,... given to the nodes in turn (node i gets\n"+
+		"W[i mod len]); empty for equal weights")
 	fs.BoolVar(&f.json, "json", false, "print JSON")
 	f.lib.register(fs)
 	return fs, f
+}
+
+// parseWeights parses -weights: positive finite numbers, comma-separated.
+func parseWeights(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("want positive finite weights, comma-separated")
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // check reports the first flag out of its range, and returns the points.
@@ -136,15 +171,19 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "compare", "%v", err)
 	}
+	weights, err := parseWeights(f.weights)
+	if err != nil {
+		return usageError(stderr, "compare", "-weights %q: %v", f.weights, err)
+	}
 	opts, err := f.lib.options()
 	if err != nil {
 		return usageError(stderr, "compare", "%v", err)
 	}
-	if err := preflight(f.nodes, opts); err != nil {
+	if err := preflight(f.nodes, weights, opts); err != nil {
 		return usageError(stderr, "compare", "%v", err)
 	}
 	prog := startProgress(stderr)
-	rep, err := compare(f.nodes, int(f.keys), pts, f.lib.seed, opts, prog)
+	rep, err := compare(f.nodes, int(f.keys), pts, weights, f.lib.seed, opts, prog)
 	prog.finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "chash compare: %v\n", err)
@@ -160,14 +199,31 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 // preflight builds every algorithm at the largest membership a comparison
 // measures, n+1 nodes, so that a size the library rejects (such as -vnodes
 // times the nodes beyond the ring's limit) is bad input, reported before
-// any work.
-func preflight(n int, opts []chash.Option) error {
+// any work. An algorithm that takes no weights is skipped, not an error.
+func preflight(n int, weights []float64, opts []chash.Option) error {
 	for _, a := range algorithms(opts) {
-		if _, err := a.build(synthNodes(n + 1)); err != nil {
+		if _, err := a.build(weighted(synthNodes(n+1), weights)); err != nil && !unweighted(err, weights) {
 			return fmt.Errorf("%s of %d nodes: %v", a.name, n+1, err)
 		}
 	}
 	return nil
+}
+
+// weighted gives nodes the weights in turn: node i gets weights[i mod
+// len]. No weights leaves them equal.
+func weighted(nodes []chash.Node, weights []float64) []chash.Node {
+	if len(weights) > 0 {
+		for i := range nodes {
+			nodes[i].Weight = weights[i%len(weights)]
+		}
+	}
+	return nodes
+}
+
+// unweighted reports whether err is an algorithm's refusal of unequal
+// weights, which a comparison shows as a skipped row.
+func unweighted(err error, weights []float64) bool {
+	return len(weights) > 1 && errors.Is(err, chash.ErrInvalidWeight)
 }
 
 func parsePoints(s string) ([]int, error) {
@@ -194,15 +250,31 @@ func writeJSON(w io.Writer, v any) int {
 	return exitOK
 }
 
-func compare(n, numKeys int, points []int, seed uint64, opts []chash.Option, prog *progress) (*compareReport, error) {
-	rep := &compareReport{Nodes: n, Keys: numKeys, IdealAdd: 1 / float64(n+1), IdealRemove: 1 / float64(n)}
+func compare(n, numKeys int, points []int, weights []float64, seed uint64, opts []chash.Option, prog *progress) (*compareReport, error) {
+	nodes := weighted(synthNodes(n), weights)
+	rep := &compareReport{Nodes: n, Keys: numKeys, Weights: weights, IdealAdd: 1 / float64(n+1), IdealRemove: 1 / float64(n)}
+	if len(weights) > 0 {
+		// The node that joins has weight weights[n mod len], the one
+		// that leaves weights[(n-1) mod len].
+		var total float64
+		for _, node := range nodes {
+			total += node.Weight
+		}
+		add, last := weights[n%len(weights)], nodes[n-1].Weight
+		rep.IdealAdd, rep.IdealRemove = add/(total+add), last/total
+	}
 	prog.set("generating %s keys", commas(int64(numKeys)))
 	ks := makeKeys(numKeys)
 	owners := make([]string, numKeys)
+	rep.IdealPeak, rep.IdealCV = idealBalance(nodes, numKeys)
 	algos := algorithms(opts)
 	for i, a := range algos {
 		prog.set("measuring %s (%d of %d)", a.name, i+1, len(algos))
-		row, err := measure(a, synthNodes(n), ks, owners)
+		row, err := measure(a, nodes, weights, ks, owners)
+		if unweighted(err, weights) {
+			rep.Rows = append(rep.Rows, compareRow{Algorithm: a.name, Skipped: "takes no weights"})
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", a.name, err)
 		}
@@ -239,7 +311,7 @@ func (ks keySet) len() int        { return len(ks.off) - 1 }
 func (ks keySet) at(i int) []byte { return ks.data[ks.off[i]:ks.off[i+1]] }
 
 // measure fills one row; owners is scratch space of one string a key.
-func measure(a algo, nodes []chash.Node, ks keySet, owners []string) (compareRow, error) {
+func measure(a algo, nodes []chash.Node, weights []float64, ks keySet, owners []string) (compareRow, error) {
 	row := compareRow{Algorithm: a.name}
 	p, mem, err := buildMeasured(a, nodes)
 	if err != nil {
@@ -251,7 +323,10 @@ func measure(a algo, nodes []chash.Node, ks keySet, owners []string) (compareRow
 	}
 	row.LookupNs = timeLookups(p, ks, owners)
 	row.PeakToMean, row.CV = balance(nodes, owners[:ks.len()])
-	extra := chash.Node{ID: "node-" + strconv.Itoa(len(nodes))}
+	extra := weighted([]chash.Node{{ID: "node-" + strconv.Itoa(len(nodes))}}, nil)[0]
+	if len(weights) > 0 {
+		extra.Weight = weights[len(nodes)%len(weights)]
+	}
 	if row.MovedAdd, err = movedOver(a, append(slices.Clone(nodes), extra), ks, owners); err != nil {
 		return row, err
 	}
@@ -315,21 +390,74 @@ func heapOf(a algo, nodes []chash.Node, copies int64) (int64, error) {
 	return max(0, int64(after.HeapAlloc)-int64(before.HeapAlloc)), nil
 }
 
-// balance returns the peak/mean and the coefficient of variation of the
-// keys per node.
+// balance returns the peak and the coefficient of variation of each node's
+// keys against its fair count, the keys times its share of the weight.
 func balance(nodes []chash.Node, owners []string) (peak, cv float64) {
 	count := make(map[string]int, len(nodes))
 	for _, o := range owners {
 		count[o]++
 	}
-	mean := float64(len(owners)) / float64(len(nodes))
-	var sq float64
-	for _, n := range nodes {
-		c := float64(count[n.ID])
-		peak = max(peak, c/mean)
-		sq += (c - mean) * (c - mean)
+	counts := make([]int, len(nodes))
+	for i, n := range nodes {
+		counts[i] = count[n.ID]
 	}
-	return peak, math.Sqrt(sq/float64(len(nodes))) / mean
+	return loadBalance(nodes, counts, len(owners))
+}
+
+// loadBalance returns the largest ratio of counts[i] to node i's fair
+// count, and the root mean square of (ratio − 1).
+func loadBalance(nodes []chash.Node, counts []int, keys int) (peak, cv float64) {
+	var total float64
+	for _, n := range nodes {
+		total += max(n.Weight, 0) + boolTo(n.Weight == 0)
+	}
+	var sq float64
+	for i, n := range nodes {
+		w := n.Weight
+		if w == 0 {
+			w = 1
+		}
+		r := float64(counts[i]) / (float64(keys) * w / total)
+		peak = max(peak, r)
+		sq += (r - 1) * (r - 1)
+	}
+	return peak, math.Sqrt(sq / float64(len(nodes)))
+}
+
+func boolTo(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// idealBalance samples an ideal placement of keys: each key on a node
+// drawn at random (SplitMix64 from a fixed seed) in proportion to its
+// weight, and returns its balance as balance does.
+func idealBalance(nodes []chash.Node, keys int) (peak, cv float64) {
+	cum := make([]float64, len(nodes))
+	var total float64
+	for i, n := range nodes {
+		w := n.Weight
+		if w == 0 {
+			w = 1
+		}
+		total += w
+		cum[i] = total
+	}
+	counts := make([]int, len(nodes))
+	state := uint64(0x5eed)
+	for range keys {
+		state += 0x9e3779b97f4a7c15
+		z := state
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		z ^= z >> 31
+		x := float64(z>>11) / (1 << 53) * total
+		i, _ := slices.BinarySearch(cum, x)
+		counts[min(i, len(nodes)-1)]++
+	}
+	return loadBalance(nodes, counts, keys)
 }
 
 // movedOver returns the fraction of the keys that a's placer of nodes
@@ -385,12 +513,18 @@ func (rep *compareReport) write(w io.Writer) {
 	fmt.Fprintf(w, "%d nodes, %s keys: load and movement counted over the keys\n\n", rep.Nodes, commas(int64(rep.Keys)))
 	t := newTable("algorithm", ">peak/mean", ">CV", ">moved +1", ">moved -1", ">lookup", ">memory")
 	for _, r := range rep.Rows {
+		if r.Skipped != "" {
+			t.add(r.Algorithm, "", "", "", "", "", r.Skipped)
+			continue
+		}
 		t.add(r.Algorithm, fmt.Sprintf("%.3f", r.PeakToMean), fmt.Sprintf("%.3f", r.CV), percent(r.MovedAdd),
 			percent(r.MovedRemove), fmt.Sprintf("%.0f ns", r.LookupNs), bytesize(r.MemoryBytes))
 	}
-	t.add("ideal", "1.000", "0.000", percent(rep.IdealAdd), percent(rep.IdealRemove), "", "")
+	t.add("ideal", fmt.Sprintf("%.3f", rep.IdealPeak), fmt.Sprintf("%.3f", rep.IdealCV), percent(rep.IdealAdd), percent(rep.IdealRemove), "", "")
 	t.write(w)
 	fmt.Fprintf(w, "\nmoved +1: keys that change node when node-%d joins; moved -1: when node-%d leaves.\n", rep.Nodes, rep.Nodes-1)
+	fmt.Fprintln(w, "peak/mean, CV: each node's keys against its fair count (its share of the weight); ideal: a")
+	fmt.Fprintln(w, "placement drawn at random with the same keys, the sampling noise the others are measured against.")
 	fmt.Fprintln(w, "lookup: ns a Lookup over the keys, measured now; memory: heap the structure retains.")
 	if len(rep.RingPoints) == 0 {
 		return

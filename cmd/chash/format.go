@@ -81,7 +81,17 @@ func commas(n int64) string {
 	return b.String()
 }
 
-func percent(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) }
+// percent prints a fraction as a percentage with two decimals, or, for a
+// fraction too small for them (but not zero), with two significant digits:
+// 5.0e-05 is "0.0050%", not "0.00%".
+func percent(f float64) string {
+	p := 100 * f
+	if p == 0 || math.Abs(p) >= 0.01 || math.IsNaN(p) || math.IsInf(p, 0) {
+		return fmt.Sprintf("%.2f%%", p)
+	}
+	digits := 1 - int(math.Floor(math.Log10(math.Abs(p))))
+	return fmt.Sprintf("%.*f%%", digits, p)
+}
 
 func bytesize(n int64) string {
 	switch {

@@ -98,3 +98,15 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestPercentSmall: fractions below a hundredth of a percent keep their
+// digits (20,000 -> 20,001 nodes moves 5.0e-05 of the keys, printed as
+// 0.00% before).
+func TestPercentSmall(t *testing.T) {
+	for f, want := range map[float64]string{
+		0: "0.00%", 1: "100.00%", 0.0909: "9.09%", 0.0001: "0.01%",
+		5.0e-05: "0.0050%", 4.99e-05: "0.0050%", 1.234e-07: "0.000012%", -5.0e-05: "-0.0050%",
+	} {
+		assert.Equal(t, want, percent(f), "%v", f)
+	}
+}

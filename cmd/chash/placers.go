@@ -51,13 +51,19 @@ func findAlgo(name string, opts []chash.Option) (algo, error) {
 
 // libFlags are the library options every command accepts.
 type libFlags struct {
-	vnodes int
-	seed   uint64
+	vnodes     int
+	seed       uint64
+	tableSize  int
+	partitions int
 }
 
 func (l *libFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.vnodes, "vnodes", 0, "ring points per node, 1 to 65536 (0: the library's default, 160)")
 	fs.Uint64Var(&l.seed, "seed", 0, "xxhash seed for keys and node IDs, 0 to 2^64-1 (0: the library's default hasher)")
+	fs.IntVar(&l.tableSize, "table-size", 0, "Maglev's table size, a prime from 2 to 16777216 at least the nodes\n"+
+		"(0: the library's default, 65537)")
+	fs.IntVar(&l.partitions, "partitions", 0, "bounded-load partitions, 1 to 16777216 (0: the library's default,\n"+
+		"16 a node and at least 16384)")
 }
 
 func (l *libFlags) options() ([]chash.Option, error) {
@@ -67,6 +73,12 @@ func (l *libFlags) options() ([]chash.Option, error) {
 	var opts []chash.Option
 	if l.vnodes != 0 {
 		opts = append(opts, chash.WithVnodes(l.vnodes))
+	}
+	if l.tableSize != 0 {
+		opts = append(opts, chash.WithTableSize(l.tableSize))
+	}
+	if l.partitions != 0 {
+		opts = append(opts, chash.WithPartitions(l.partitions))
 	}
 	if l.seed != 0 {
 		opts = append(opts, chash.WithHasher(chash.XXHashSeed(l.seed)))
