@@ -65,11 +65,11 @@ var _ Placer = (*Zoned)(nil)
 // NewZoned returns the zone-aware view of p, reading the zones of p's
 // members once: O(n) with a map of zone names. It fails with
 // ErrInvalidOption if p is a *Holder (whose members change: wrap each
-// placer stored in it instead), and with ErrNoNodes if p is nil, a nil
-// pointer or has no members.
+// placer stored in it instead), with ErrNilPlacer if p is nil or a nil
+// pointer, and with ErrNoNodes if it has no members.
 func NewZoned(p Placer) (*Zoned, error) {
 	if isNil(p) {
-		return nil, fmt.Errorf("%w: NewZoned of a nil placer", ErrNoNodes)
+		return nil, fmt.Errorf("%w: NewZoned(%T)", ErrNilPlacer, p)
 	}
 	if _, ok := p.(*Holder); ok {
 		return nil, fmt.Errorf("%w: NewZoned of a *Holder: wrap each placer the Holder stores instead", ErrInvalidOption)

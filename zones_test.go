@@ -297,7 +297,7 @@ func TestZonedAllocs(t *testing.T) {
 
 func TestZonedErrors(t *testing.T) {
 	_, err := chash.NewZoned(nil)
-	require.ErrorIs(t, err, chash.ErrNoNodes)
+	require.ErrorIs(t, err, chash.ErrNilPlacer)
 	r, err := chash.NewRing(conformance.ZonedNodes(4, 2))
 	require.NoError(t, err)
 	_, err = chash.NewZoned(chash.NewHolder(r))
@@ -371,6 +371,8 @@ func TestZeroValues(t *testing.T) {
 	require.Empty(t, m.AppendReplicas(nil, 0))
 	require.Zero(t, m.Len())
 	_, err = chash.NewZoned((*chash.Ring)(nil))
+	require.ErrorIs(t, err, chash.ErrNilPlacer)
+	_, err = chash.NewZoned(&chash.Ring{})
 	require.ErrorIs(t, err, chash.ErrNoNodes)
 }
 
