@@ -146,21 +146,27 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "diff", "-algo: %v", err)
 	}
-	pa, err := a.build(old)
-	if err != nil {
-		return usageError(stderr, "diff", "old membership: %v", err)
-	}
 	b := a
 	if f.newAlgo != "" {
 		if b, err = findAlgo(f.newAlgo, opts); err != nil {
 			return usageError(stderr, "diff", "-new-algo: %v", err)
 		}
 	}
+	// Builds of large memberships take seconds (bounded-load placement of
+	// 20,000 nodes): the progress line covers them too.
+	prog := startProgress(stderr)
+	prog.set("building the old placement (%s nodes)", commas(int64(len(old))))
+	pa, err := a.build(old)
+	if err != nil {
+		prog.finish()
+		return usageError(stderr, "diff", "old membership: %v", err)
+	}
+	prog.set("building the new placement (%s nodes)", commas(int64(len(new))))
 	pb, err := b.build(new)
 	if err != nil {
+		prog.finish()
 		return usageError(stderr, "diff", "new membership: %v", err)
 	}
-	prog := startProgress(stderr)
 	prog.set("comparing placements")
 	name := a.name
 	if b.name != a.name {
