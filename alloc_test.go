@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
-	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +25,7 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 	for _, a := range chash.Algorithms() {
 		for _, n := range benchNodeCounts {
 			for hname, opts := range hashers {
-				p, err := chash.New(a, conformance.Nodes(n), opts...)
+				p, err := chash.New(a, chashtest.Nodes(n), opts...)
 				if errors.Is(err, chash.ErrUnknownAlgorithm) {
 					continue
 				}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
 )
 
@@ -62,7 +63,7 @@ type floorTable struct {
 }
 
 func newFloorTable(n int) *floorTable {
-	t := &floorTable{nodes: conformance.Nodes(n), table: make([]uint16, chash.DefaultTableSize)}
+	t := &floorTable{nodes: chashtest.Nodes(n), table: make([]uint16, chash.DefaultTableSize)}
 	for i := range t.table {
 		t.table[i] = uint16(i % n)
 	}
@@ -79,7 +80,7 @@ func (t *floorTable) LookupString(key string) chash.Node {
 func BenchmarkLookup(b *testing.B) {
 	for _, a := range chash.Algorithms() {
 		for _, n := range benchNodeCounts {
-			p, err := chash.New(a, conformance.Nodes(n))
+			p, err := chash.New(a, chashtest.Nodes(n))
 			if errors.Is(err, chash.ErrUnknownAlgorithm) {
 				continue
 			}
@@ -128,7 +129,7 @@ func benchPaths(b *testing.B, name string, p chash.Placer, size int) {
 func BenchmarkBuild(b *testing.B) {
 	for _, a := range chash.Algorithms() {
 		for _, n := range []int{64, 1000} {
-			nodes := conformance.Nodes(n)
+			nodes := chashtest.Nodes(n)
 			if _, err := chash.New(a, nodes); errors.Is(err, chash.ErrUnknownAlgorithm) {
 				continue
 			}
@@ -152,14 +153,14 @@ func BenchmarkBuild(b *testing.B) {
 // any membership changes, and its swaps/s is reported.
 func BenchmarkParallelLookup(b *testing.B) {
 	for _, a := range chash.Algorithms() {
-		p64, err := chash.New(a, conformance.Nodes(64))
+		p64, err := chash.New(a, chashtest.Nodes(64))
 		if errors.Is(err, chash.ErrUnknownAlgorithm) {
 			continue
 		}
 		if err != nil {
 			b.Fatal(err)
 		}
-		p65, err := chash.New(a, conformance.Nodes(65))
+		p65, err := chash.New(a, chashtest.Nodes(65))
 		if err != nil {
 			b.Fatal(err)
 		}

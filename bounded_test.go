@@ -10,16 +10,22 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestBoundedConformance(t *testing.T) {
+func TestContractBounded(t *testing.T) { chashtest.TestPlacer(t, boundedSpec()) }
+
+// boundedSpec is the contract of bounded-load placement with the default
+// options.
+func boundedSpec() chashtest.Spec {
 	// At 10 nodes no node nears its capacity, so nothing moves between
 	// untouched nodes (measured 0); 0.001 is the bound documented for up
 	// to 1,000 nodes.
-	conformance.Run(t, conformance.Spec{
+	return chashtest.Spec{
 		New:      conformance.Constructor(chash.NewBounded),
 		Weighted: true,
 		MaxCV:    0.05, MaxPeak: 1.08, ShareTol: 0.05, Collateral: 0.001,
@@ -29,15 +35,26 @@ func TestBoundedConformance(t *testing.T) {
 		Remove: func(p chash.Placer, id string) (chash.Placer, error) {
 			return p.(*chash.Bounded).Remove(id)
 		},
-	})
+		Zero:   &chash.Bounded{},
+		Derive: true,
+		Variants: []func() (chash.Placer, error){
+			func() (chash.Placer, error) { return chash.NewBounded(chashtest.Nodes(10), chash.WithPartitions(1024)) },
+			// A load factor that binds at 10 nodes: at 1.5 no cap binds,
+			// the placement is the default's and only the fingerprint
+			// (which digests the load factor) differs.
+			func() (chash.Placer, error) { return chash.NewBounded(chashtest.Nodes(10), chash.WithLoadFactor(1.02)) },
+		},
+	}
 }
 
-// TestBoundedConformanceTight runs the suite where capacities bind: 102
+// TestContractBoundedTight runs the contract where capacities bind: 102
 // partitions a node at c = 1.1 (measured collateral up to 0.96% of keys).
-func TestBoundedConformanceTight(t *testing.T) {
+func TestContractBoundedTight(t *testing.T) {
 	opts := []chash.Option{chash.WithPartitions(1024), chash.WithLoadFactor(1.1)}
-	conformance.Run(t, conformance.Spec{
+	chashtest.TestPlacer(t, chashtest.Spec{
 		New:      conformance.Constructor(chash.NewBounded, opts...),
+		Zero:     &chash.Bounded{},
+		Derive:   true,
 		Weighted: true,
 		MaxCV:    0.1, MaxPeak: 1.15, ShareTol: 0.15, Collateral: 0.015,
 		// 1,024 partitions and a 10% cap distort shares more than the default.
@@ -99,16 +116,16 @@ func TestBoundedFits(t *testing.T) {
 		parts int
 		c     float64
 	}{
-		{"c=1+2^-52", conformance.Nodes(10), 1000, math.Nextafter(1, 2)},
-		{"c=1.0000001", conformance.Nodes(7), 4096, 1.0000001},
-		{"c=1.0000001 exact share", conformance.Nodes(8), 1024, 1.0000001},
-		{"c=MaxFloat64", conformance.Nodes(5), 100, math.MaxFloat64},
-		{"c=1e300 one partition", conformance.Nodes(5), 1, 1e300},
-		{"one node", conformance.Nodes(1), 64, 1.01},
-		{"one node one partition", conformance.Nodes(1), 1, 1.5},
-		{"nodes > partitions", conformance.Nodes(64), 16, 1.25},
-		{"nodes = partitions", conformance.Nodes(64), 64, 1.0000001},
-		{"1000 nodes default", conformance.Nodes(1000), 0, 0},
+		{"c=1+2^-52", chashtest.Nodes(10), 1000, math.Nextafter(1, 2)},
+		{"c=1.0000001", chashtest.Nodes(7), 4096, 1.0000001},
+		{"c=1.0000001 exact share", chashtest.Nodes(8), 1024, 1.0000001},
+		{"c=MaxFloat64", chashtest.Nodes(5), 100, math.MaxFloat64},
+		{"c=1e300 one partition", chashtest.Nodes(5), 1, 1e300},
+		{"one node", chashtest.Nodes(1), 64, 1.01},
+		{"one node one partition", chashtest.Nodes(1), 1, 1.5},
+		{"nodes > partitions", chashtest.Nodes(64), 16, 1.25},
+		{"nodes = partitions", chashtest.Nodes(64), 64, 1.0000001},
+		{"1000 nodes default", chashtest.Nodes(1000), 0, 0},
 		{"weights 1 and 1e9", skewed, 1000, 1.0000001},
 		{"weights 1 and 1e9, c=2", skewed, 1000, 2},
 		{"subnormal and MaxFloat64 weights", extremes, 1000, 1.25},
@@ -161,7 +178,7 @@ func TestBoundedBoundRandom(t *testing.T) {
 // factor is so large that no capacity binds.
 func TestBoundedPass(t *testing.T) {
 	nodes := []chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 2}, {ID: "c", Weight: 0.7}, {ID: "d", Weight: 3}}
-	nodes = append(nodes, conformance.Nodes(16)...)
+	nodes = append(nodes, chashtest.Nodes(16)...)
 	const parts = 256
 	free, err := chash.NewBounded(nodes, chash.WithPartitions(parts), chash.WithLoadFactor(1e9))
 	require.NoError(t, err)
@@ -220,7 +237,7 @@ func TestBoundedOrderIndependence(t *testing.T) {
 // TestBoundedTopKPrefix checks that AppendTopK's lists for growing k are
 // prefixes of one order, across its 32-node chunks.
 func TestBoundedTopKPrefix(t *testing.T) {
-	nodes := conformance.Nodes(100)
+	nodes := chashtest.Nodes(100)
 	nodes[7].Weight, nodes[40].Weight = 3, 0.25
 	b, err := chash.NewBounded(nodes, chash.WithPartitions(128))
 	require.NoError(t, err)
@@ -262,7 +279,7 @@ func TestBoundedMovement(t *testing.T) {
 			continue
 		}
 		for _, c := range []float64{1.1, 1.25, 2} {
-			nodes := conformance.Nodes(tc.n)
+			nodes := chashtest.Nodes(tc.n)
 			b, err := chash.NewBounded(nodes, chash.WithLoadFactor(c))
 			require.NoError(t, err)
 			before := partitionOwners(b)
@@ -272,12 +289,12 @@ func TestBoundedMovement(t *testing.T) {
 				extra := chash.Node{ID: fmt.Sprint("extra-", tr)}
 				added, err := b.Add(extra)
 				require.NoError(t, err)
-				m, col := conformance.Moves(before, partitionOwners(added), extra.ID)
+				m, col := measure.Moves(before, partitionOwners(added), extra.ID)
 				moved, collateral = moved+m*float64(tc.n+1), max(collateral, col)
 				gone := nodes[tr*37%tc.n].ID
 				removed, err := b.Remove(gone)
 				require.NoError(t, err)
-				m, col = conformance.Moves(before, partitionOwners(removed), gone)
+				m, col = measure.Moves(before, partitionOwners(removed), gone)
 				moved, collateral = moved+m*float64(tc.n), max(collateral, col)
 			}
 			moved /= 2 * trials
@@ -290,7 +307,7 @@ func TestBoundedMovement(t *testing.T) {
 }
 
 func TestBoundedErrors(t *testing.T) {
-	b, err := chash.NewBounded(conformance.Nodes(3))
+	b, err := chash.NewBounded(chashtest.Nodes(3))
 	require.NoError(t, err)
 	_, err = b.Remove("node-0", "nope")
 	assert.ErrorIs(t, err, chash.ErrUnknownNode, "Remove(unknown)")
@@ -298,10 +315,10 @@ func TestBoundedErrors(t *testing.T) {
 	assert.ErrorIs(t, err, chash.ErrNoNodes, "Remove(all)")
 	_, err = b.Add(chash.Node{ID: "node-1"})
 	assert.ErrorIs(t, err, chash.ErrDuplicateID, "Add(duplicate)")
-	_, err = chash.NewBounded(conformance.Nodes(100), chash.WithPartitions(1<<24))
+	_, err = chash.NewBounded(chashtest.Nodes(100), chash.WithPartitions(1<<24))
 	assert.ErrorIs(t, err, chash.ErrTooLarge, "2^24 partitions × 100 nodes")
 	for _, o := range []chash.Option{chash.WithLoadFactor(1), chash.WithLoadFactor(math.NaN()), chash.WithLoadFactor(math.Inf(1)), chash.WithPartitions(0)} {
-		_, err := chash.NewBounded(conformance.Nodes(3), o)
+		_, err := chash.NewBounded(chashtest.Nodes(3), o)
 		assert.ErrorIs(t, err, chash.ErrInvalidOption, "bad option")
 	}
 	assert.Equal(t, chash.Node{}, b.Owner(-1), "out-of-range Owner")
@@ -317,9 +334,9 @@ func TestBoundedGolden(t *testing.T) {
 		nodes []chash.Node
 		opts  []chash.Option
 	}{
-		{"bounded-10", conformance.Nodes(10), nil},
+		{"bounded-10", chashtest.Nodes(10), nil},
 		{"bounded-weighted", []chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 2}, {ID: "c", Weight: 0.5}, {ID: "d", Weight: 4}}, nil},
-		{"bounded-64-partitions-1024-c-1.1-seed-7", conformance.Nodes(64), []chash.Option{chash.WithPartitions(1024), chash.WithLoadFactor(1.1), chash.WithHasher(chash.XXHashSeed(7))}},
+		{"bounded-64-partitions-1024-c-1.1-seed-7", chashtest.Nodes(64), []chash.Option{chash.WithPartitions(1024), chash.WithLoadFactor(1.1), chash.WithHasher(chash.XXHashSeed(7))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := chash.NewBounded(tc.nodes, tc.opts...)
@@ -378,7 +395,7 @@ func ExampleNewBounded() {
 // equal nodes left 147 nodes empty and peaked at 1.53 times the mean), and
 // derived placers keep the count, so growth moves only what it must.
 func TestBoundedDefaultPartitions(t *testing.T) {
-	small, err := chash.NewBounded(conformance.Nodes(1024))
+	small, err := chash.NewBounded(chashtest.Nodes(1024))
 	require.NoError(t, err)
 	assert.Equal(t, chash.DefaultPartitions, small.Partitions())
 	grown, err := small.Add(chash.Node{ID: "one-more"})
@@ -387,7 +404,7 @@ func TestBoundedDefaultPartitions(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("builds 5,000 nodes")
 	}
-	b, err := chash.NewBounded(conformance.Nodes(5000))
+	b, err := chash.NewBounded(chashtest.Nodes(5000))
 	require.NoError(t, err)
 	assert.Equal(t, 1<<17, b.Partitions())
 	owned := map[string]int{}

@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,7 +29,7 @@ func TestDeriveJumpKeepsBuckets(t *testing.T) {
 	for _, tc := range cases {
 		q, err := chash.Derive(j, tc.nodes)
 		require.NoError(t, err, tc.name)
-		assert.Equal(t, tc.want, conformance.IDs(q.Nodes()), tc.name)
+		assert.Equal(t, tc.want, measure.IDs(q.Nodes()), tc.name)
 	}
 	_, err = chash.Derive(j, []chash.Node{{ID: "a"}, {ID: "c"}, {ID: "d"}})
 	assert.ErrorIs(t, err, chash.ErrNotLast)
@@ -97,7 +99,7 @@ func FuzzDerive(f *testing.F) {
 			require.Nil(t, q)
 			return
 		}
-		conformance.Check(t, q, key, 4)
+		chashtest.CheckTopK(t, q, key, 4)
 		if a == chash.AlgorithmJump || a == chash.AlgorithmJumpBack {
 			return // bucket order follows p, not next
 		}
@@ -120,7 +122,7 @@ func TestDeriveZoned(t *testing.T) {
 	require.NoError(t, err)
 	wz, err := chash.NewZoned(want)
 	require.NoError(t, err)
-	for _, k := range conformance.Keys(500) {
+	for _, k := range chashtest.Keys(500) {
 		require.Equal(t, wz.AppendTopKString(nil, k, 3), got.AppendTopKString(nil, k, 3), k)
 	}
 }

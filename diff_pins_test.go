@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
-	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -68,9 +68,9 @@ func maglevSlotOwner(t *testing.T, g *chash.Maglev, s int) string {
 // flows counted entry by entry, for an addition and a removal.
 func TestDiffMaglevToTheSlot(t *testing.T) {
 	opts := []chash.Option{chash.WithHasher(aimHasher{}), chash.WithTableSize(1009)}
-	old, err := chash.NewMaglev(conformance.Nodes(10), opts...)
+	old, err := chash.NewMaglev(chashtest.Nodes(10), opts...)
 	require.NoError(t, err)
-	grown, err := chash.NewMaglev(conformance.Nodes(11), opts...)
+	grown, err := chash.NewMaglev(chashtest.Nodes(11), opts...)
 	require.NoError(t, err)
 	shrunk, err := old.Remove("node-3")
 	require.NoError(t, err)
@@ -96,7 +96,7 @@ func TestDiffMaglevToTheSlot(t *testing.T) {
 // flows counted partition by partition through Owner.
 func TestDiffBoundedToTheSlot(t *testing.T) {
 	opts := []chash.Option{chash.WithPartitions(1024), chash.WithLoadFactor(1.1)}
-	old, err := chash.NewBounded(conformance.Nodes(10), opts...)
+	old, err := chash.NewBounded(chashtest.Nodes(10), opts...)
 	require.NoError(t, err)
 	grown, err := old.Add(chash.Node{ID: "node-10"})
 	require.NoError(t, err)
@@ -158,13 +158,13 @@ func pieceFlows(a, b chash.Placer, cuts ...[]uint64) map[flowKey]float64 {
 // piece of the hash space.
 func TestDiffAcrossTablesToTheHash(t *testing.T) {
 	aim := chash.WithHasher(aimHasher{})
-	g1009, err := chash.NewMaglev(conformance.Nodes(10), aim, chash.WithTableSize(1009))
+	g1009, err := chash.NewMaglev(chashtest.Nodes(10), aim, chash.WithTableSize(1009))
 	require.NoError(t, err)
-	g1013, err := chash.NewMaglev(conformance.Nodes(11), aim, chash.WithTableSize(1013))
+	g1013, err := chash.NewMaglev(chashtest.Nodes(11), aim, chash.WithTableSize(1013))
 	require.NoError(t, err)
-	b, err := chash.NewBounded(conformance.Nodes(10), aim, chash.WithPartitions(1024))
+	b, err := chash.NewBounded(chashtest.Nodes(10), aim, chash.WithPartitions(1024))
 	require.NoError(t, err)
-	r, err := chash.NewRing(conformance.Nodes(10), aim, chash.WithVnodes(40))
+	r, err := chash.NewRing(chashtest.Nodes(10), aim, chash.WithVnodes(40))
 	require.NoError(t, err)
 	rcuts := ringCuts(r, 40, aimHasher{})
 	checkExactDiff(t, g1009, g1013, pieceFlows(g1009, g1013, tableCuts(1009), tableCuts(1013)))

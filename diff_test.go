@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +20,7 @@ type opaque struct{ chash.Placer }
 
 func ring(t testing.TB, n int, opts ...chash.Option) *chash.Ring {
 	t.Helper()
-	r, err := chash.NewRing(conformance.Nodes(n), opts...)
+	r, err := chash.NewRing(chashtest.Nodes(n), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestDiffExactMatchesKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := diff(t, a, b)
-	keys := conformance.Keys(conformance.NumKeys)
+	keys := chashtest.Keys(conformance.NumKeys)
 	pairs := map[chash.Flow]int{}
 	for _, k := range keys {
 		pairs[chash.Flow{From: a.LookupString(k).ID, To: b.LookupString(k).ID}]++
@@ -315,7 +316,7 @@ func FuzzDiff(f *testing.F) {
 // modNPlacer is hash % n, the reference consistent placement improves on.
 type modNPlacer struct{ nodes []chash.Node }
 
-func modN(n int) chash.Placer { return modNPlacer{conformance.Nodes(n)} }
+func modN(n int) chash.Placer { return modNPlacer{chashtest.Nodes(n)} }
 
 func (m modNPlacer) Lookup(k []byte) chash.Node {
 	n := m.nodes[chash.XXHash.Sum64(k)%uint64(len(m.nodes))]
@@ -376,7 +377,7 @@ func TestDiffAnalyticMatchesSampling(t *testing.T) {
 	require.NoError(t, err)
 	r2, err := chash.NewRendezvous([]chash.Node{w[0], w[2], w[3], {ID: "e", Weight: 2}, {ID: "f"}})
 	require.NoError(t, err)
-	j1, err := chash.NewJump(conformance.Nodes(7))
+	j1, err := chash.NewJump(chashtest.Nodes(7))
 	require.NoError(t, err)
 	j2, err := j1.Add(chash.Node{ID: "x"}, chash.Node{ID: "y"})
 	require.NoError(t, err)
@@ -420,13 +421,13 @@ type hide struct{ chash.Placer }
 // Maglev tables and bounded partitions are step functions of the hash:
 // Diff is exact, between tables and against rings, and agrees with sampling.
 func TestDiffTablesExact(t *testing.T) {
-	g1, err := chash.NewMaglev(conformance.Nodes(10))
+	g1, err := chash.NewMaglev(chashtest.Nodes(10))
 	require.NoError(t, err)
 	g2, err := g1.Add(chash.Node{ID: "node-10"})
 	require.NoError(t, err)
-	r, err := chash.NewRing(conformance.Nodes(10))
+	r, err := chash.NewRing(chashtest.Nodes(10))
 	require.NoError(t, err)
-	b1, err := chash.NewBounded(conformance.Nodes(10))
+	b1, err := chash.NewBounded(chashtest.Nodes(10))
 	require.NoError(t, err)
 	b2, err := b1.Add(chash.Node{ID: "node-10"})
 	require.NoError(t, err)

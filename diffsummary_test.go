@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
-	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -107,11 +107,11 @@ func summaryCases(t *testing.T) []placerPair {
 	require.NoError(t, err)
 	rw, err = rw.Add(chash.Node{ID: "x", Weight: 2}, chash.Node{ID: "y"})
 	require.NoError(t, err)
-	g1, err := chash.NewMaglev(conformance.Nodes(10))
+	g1, err := chash.NewMaglev(chashtest.Nodes(10))
 	require.NoError(t, err)
 	g2, err := g1.Add(chash.Node{ID: "node-10"})
 	require.NoError(t, err)
-	b1, err := chash.NewBounded(conformance.Nodes(10))
+	b1, err := chash.NewBounded(chashtest.Nodes(10))
 	require.NoError(t, err)
 	b2, err := b1.Add(chash.Node{ID: "node-10"})
 	require.NoError(t, err)
@@ -127,13 +127,13 @@ func summaryCases(t *testing.T) []placerPair {
 }
 
 func jumpCases(t *testing.T) []placerPair {
-	j7, err := chash.NewJump(conformance.Nodes(7))
+	j7, err := chash.NewJump(chashtest.Nodes(7))
 	require.NoError(t, err)
 	j9, err := j7.Add(chash.Node{ID: "x"}, chash.Node{ID: "y"})
 	require.NoError(t, err)
 	jr, err := j9.Replace("node-2", chash.Node{ID: "z"})
 	require.NoError(t, err)
-	rev := conformance.Nodes(12)
+	rev := chashtest.Nodes(12)
 	slices.Reverse(rev)
 	j12r, err := chash.NewJump(rev)
 	require.NoError(t, err)
@@ -171,9 +171,9 @@ func rendezvousCases(t *testing.T) []placerPair {
 	require.NoError(t, err)
 	both, err := chash.NewRendezvous([]chash.Node{w[0], w[2], w[3], {ID: "e", Weight: 2}, {ID: "f"}})
 	require.NoError(t, err)
-	u10, err := chash.NewRendezvous(conformance.Nodes(10))
+	u10, err := chash.NewRendezvous(chashtest.Nodes(10))
 	require.NoError(t, err)
-	u13, err := chash.NewRendezvous(conformance.Nodes(13))
+	u13, err := chash.NewRendezvous(chashtest.Nodes(13))
 	require.NoError(t, err)
 	disjoint, err := chash.NewRendezvous([]chash.Node{{ID: "x"}, {ID: "y", Weight: 4}})
 	require.NoError(t, err)
@@ -199,7 +199,7 @@ func TestDiffSummaryAgreesWithDiff(t *testing.T) {
 }
 
 func TestDiffSummaryClosedForms(t *testing.T) {
-	j7, err := chash.NewJump(conformance.Nodes(7))
+	j7, err := chash.NewJump(chashtest.Nodes(7))
 	require.NoError(t, err)
 	j9, err := j7.Add(chash.Node{ID: "x"}, chash.Node{ID: "y"})
 	require.NoError(t, err)
@@ -248,13 +248,13 @@ func TestDiffSummaryErrors(t *testing.T) {
 // 10,000 -> 20,000 nodes, where Diff would list 100 million flows, in
 // O(n) memory.
 func TestDiffSummaryLarge(t *testing.T) {
-	jOld, err := chash.NewJump(conformance.Nodes(10000))
+	jOld, err := chash.NewJump(chashtest.Nodes(10000))
 	require.NoError(t, err)
-	jNew, err := chash.NewJump(conformance.Nodes(20000))
+	jNew, err := chash.NewJump(chashtest.Nodes(20000))
 	require.NoError(t, err)
-	rOld, err := chash.NewRendezvous(conformance.Nodes(10000))
+	rOld, err := chash.NewRendezvous(chashtest.Nodes(10000))
 	require.NoError(t, err)
-	rNew, err := chash.NewRendezvous(conformance.Nodes(20000))
+	rNew, err := chash.NewRendezvous(chashtest.Nodes(20000))
 	require.NoError(t, err)
 	for name, pair := range map[string][2]chash.Placer{"jump": {jOld, jNew}, "rendezvous": {rOld, rNew}} {
 		var before, after runtime.MemStats
@@ -272,17 +272,17 @@ func TestDiffSummaryLarge(t *testing.T) {
 }
 
 func BenchmarkDiffSummaryJump10k20k(b *testing.B) {
-	old, err := chash.NewJump(conformance.Nodes(10000))
+	old, err := chash.NewJump(chashtest.Nodes(10000))
 	require.NoError(b, err)
-	new, err := chash.NewJump(conformance.Nodes(20000))
+	new, err := chash.NewJump(chashtest.Nodes(20000))
 	require.NoError(b, err)
 	benchSummary(b, old, new)
 }
 
 func BenchmarkDiffSummaryRendezvous10k20k(b *testing.B) {
-	old, err := chash.NewRendezvous(conformance.Nodes(10000))
+	old, err := chash.NewRendezvous(chashtest.Nodes(10000))
 	require.NoError(b, err)
-	new, err := chash.NewRendezvous(conformance.Nodes(20000))
+	new, err := chash.NewRendezvous(chashtest.Nodes(20000))
 	require.NoError(b, err)
 	benchSummary(b, old, new)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,7 +31,7 @@ func fpBuild(t testing.TB, a chash.Algorithm, nodes []chash.Node, opts ...chash.
 }
 
 // equalNodes returns n nodes of weight 1, for algorithms that need equal weights.
-func fpEqual(n int) []chash.Node { return conformance.Nodes(n) }
+func fpEqual(n int) []chash.Node { return chashtest.Nodes(n) }
 
 func fpNodesFor(a chash.Algorithm, n int) []chash.Node {
 	if a == chash.AlgorithmJump || a == chash.AlgorithmJumpBack {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
-	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +21,7 @@ func TestHolderZero(t *testing.T) {
 }
 
 func TestHolderSwap(t *testing.T) {
-	a, err := chash.NewRing(conformance.Nodes(3))
+	a, err := chash.NewRing(chashtest.Nodes(3))
 	require.NoError(t, err)
 	b, err := a.Add(chash.Node{ID: "new"})
 	require.NoError(t, err)
@@ -39,7 +39,7 @@ func TestHolderSwap(t *testing.T) {
 }
 
 func TestHolderAllocs(t *testing.T) {
-	r, err := chash.NewRing(conformance.Nodes(8))
+	r, err := chash.NewRing(chashtest.Nodes(8))
 	require.NoError(t, err)
 	h := chash.NewHolder(r)
 	key := []byte("user:1:profile")

@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,14 +60,14 @@ func TestJumpHashLoopExit(t *testing.T) {
 func TestJumpTopKPast16(t *testing.T) {
 	for _, n := range []int{16, 17, 18, 20, 33, 100} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			j, err := chash.NewJump(conformance.Nodes(n))
+			j, err := chash.NewJump(chashtest.Nodes(n))
 			require.NoError(t, err)
-			members := conformance.IDs(j.Nodes())
+			members := measure.IDs(j.Nodes())
 			seventeenth := map[string]int{}
 			for _, key := range pinKeys(300, 6) {
 				full := j.AppendTopKString(nil, key, n)
 				require.Len(t, full, n)
-				ids := conformance.IDs(full)
+				ids := measure.IDs(full)
 				require.ElementsMatch(t, members, ids, "key %q: whole ranking is not every member once", key)
 				for k := 1; k < n; k++ {
 					require.Equal(t, full[:k], j.AppendTopKString(nil, key, k), "key %q: top %d is not a prefix of top %d", key, k, n)
@@ -86,7 +88,7 @@ func TestJumpTopKPast16(t *testing.T) {
 // TestJumpShares: each of n buckets owns exactly 1/n, exact and in bucket
 // order; keys agree within sampling noise.
 func TestJumpShares(t *testing.T) {
-	nodes := conformance.Nodes(7)
+	nodes := chashtest.Nodes(7)
 	slices.Reverse(nodes) // bucket order, not ID order
 	j, err := chash.NewJump(nodes)
 	require.NoError(t, err)
@@ -96,7 +98,7 @@ func TestJumpShares(t *testing.T) {
 		assert.True(t, o.Exact)
 		assert.Zero(t, o.Samples)
 		require.Len(t, o.Shares, len(nodes))
-		load := conformance.Load(conformance.Owners(j), conformance.IDs(nodes))
+		load := measure.Load(conformance.Owners(j), measure.IDs(nodes))
 		sum := 0.0
 		for i, s := range o.Shares {
 			assert.Equal(t, chash.Node{ID: nodes[i].ID, Weight: 1}, s.Node)
@@ -116,9 +118,9 @@ func TestJumpShares(t *testing.T) {
 // keys, choices past the 16th included, which the golden files (top 3)
 // do not reach. The constant was computed once and frozen.
 func TestJumpRankingChecksum(t *testing.T) {
-	j, err := chash.NewJump(conformance.Nodes(40))
+	j, err := chash.NewJump(chashtest.Nodes(40))
 	require.NoError(t, err)
-	got := topKChecksum(j, conformance.Keys(10_000), 40)
+	got := topKChecksum(j, chashtest.Keys(10_000), 40)
 	assert.Equal(t, uint64(0xa68c61b8825b634d), got, "checksum %#x", got)
 }
 

@@ -14,13 +14,18 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestJumpConformance(t *testing.T) {
-	conformance.Run(t, conformance.Spec{
+func TestContractJump(t *testing.T) { chashtest.TestPlacer(t, jumpSpec()) }
+
+// jumpSpec is the contract of jump hash with the default options.
+func jumpSpec() chashtest.Spec {
+	return chashtest.Spec{
 		New:        conformance.Constructor(chash.NewJump),
 		Ordered:    true,
 		RemoveLast: true,
@@ -32,7 +37,15 @@ func TestJumpConformance(t *testing.T) {
 		Remove: func(p chash.Placer, id string) (chash.Placer, error) {
 			return p.(*chash.Jump).Remove(id)
 		},
-	})
+		Zero:   &chash.Jump{},
+		Derive: true,
+		Variants: []func() (chash.Placer, error){
+			func() (chash.Placer, error) {
+				return chash.NewJump(chashtest.Nodes(10), chash.WithHasher(chash.XXHashSeed(7)))
+			},
+			func() (chash.Placer, error) { return chash.NewJumpBack(chashtest.Nodes(10)) },
+		},
+	}
 }
 
 func TestJumpGolden(t *testing.T) {
@@ -41,8 +54,8 @@ func TestJumpGolden(t *testing.T) {
 		nodes []chash.Node
 		opts  []chash.Option
 	}{
-		{"jump-10", conformance.Nodes(10), nil},
-		{"jump-40-seed-7", conformance.Nodes(40), []chash.Option{chash.WithHasher(chash.XXHashSeed(7))}},
+		{"jump-10", chashtest.Nodes(10), nil},
+		{"jump-40-seed-7", chashtest.Nodes(40), []chash.Option{chash.WithHasher(chash.XXHashSeed(7))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := chash.NewJump(tc.nodes, tc.opts...)
@@ -167,7 +180,7 @@ func TestJumpWeights(t *testing.T) {
 }
 
 func TestJumpRemove(t *testing.T) {
-	j, err := chash.NewJump(conformance.Nodes(10))
+	j, err := chash.NewJump(chashtest.Nodes(10))
 	require.NoError(t, err)
 	_, err = j.Remove("node-4")
 	if assert.ErrorIs(t, err, chash.ErrNotLast, "Remove(middle)") {
@@ -177,10 +190,10 @@ func TestJumpRemove(t *testing.T) {
 	assert.ErrorIs(t, err, chash.ErrNotLast, "Remove(last, not second-last)")
 	d, err := j.Remove("node-8", "node-9", "node-9")
 	require.NoError(t, err)
-	assert.Equal(t, conformance.IDs(conformance.Nodes(8)), conformance.IDs(d.Nodes()), "after removing the last two")
+	assert.Equal(t, measure.IDs(chashtest.Nodes(8)), measure.IDs(d.Nodes()), "after removing the last two")
 	_, err = j.Remove("nope")
 	assert.ErrorIs(t, err, chash.ErrUnknownNode, "Remove(unknown)")
-	_, err = j.Remove(conformance.IDs(j.Nodes())...)
+	_, err = j.Remove(measure.IDs(j.Nodes())...)
 	assert.ErrorIs(t, err, chash.ErrNoNodes, "Remove(all)")
 	assert.Equal(t, 10, j.Len(), "Remove changed the receiver")
 }
@@ -188,7 +201,7 @@ func TestJumpRemove(t *testing.T) {
 // TestJumpReplace swaps a middle node: only its keys move, all to the
 // replacement.
 func TestJumpReplace(t *testing.T) {
-	nodes := conformance.Nodes(10)
+	nodes := chashtest.Nodes(10)
 	j, err := chash.NewJump(nodes)
 	require.NoError(t, err)
 	r, err := j.Replace("node-4", chash.Node{ID: "node-4b"})
@@ -223,7 +236,7 @@ func TestJumpReplace(t *testing.T) {
 // bucket.
 func TestJumpTopK(t *testing.T) {
 	const n = 10
-	j, err := chash.NewJump(conformance.Nodes(n))
+	j, err := chash.NewJump(chashtest.Nodes(n))
 	require.NoError(t, err)
 	grown, err := j.Add(chash.Node{ID: "node-10"})
 	require.NoError(t, err)
@@ -232,7 +245,7 @@ func TestJumpTopK(t *testing.T) {
 	byRank := [3]map[string]int{{}, {}, {}}
 	a := make([]chash.Node, 0, 3)
 	b := make([]chash.Node, 0, 3)
-	keys := conformance.Keys(conformance.NumKeys)
+	keys := chashtest.Keys(conformance.NumKeys)
 	for _, k := range keys {
 		a = j.AppendTopKString(a[:0], k, 3)
 		for r, nd := range a {
@@ -242,7 +255,7 @@ func TestJumpTopK(t *testing.T) {
 		b = grown.AppendTopKString(b[:0], k, 3)
 		for i := range a {
 			if a[i] != b[i] {
-				require.Equal(t, "node-10", b[i].ID, "key %q: top 3 %v became %v", k, conformance.IDs(a), conformance.IDs(b))
+				require.Equal(t, "node-10", b[i].ID, "key %q: top 3 %v became %v", k, measure.IDs(a), measure.IDs(b))
 				break
 			}
 		}
@@ -258,10 +271,10 @@ func TestJumpTopK(t *testing.T) {
 		}
 	}
 	assert.Len(t, count, n, "distinct nodes in the top 3 lists")
-	big, err := chash.NewJump(conformance.Nodes(40))
+	big, err := chash.NewJump(chashtest.Nodes(40))
 	require.NoError(t, err)
 	for _, k := range keys[:2000] {
-		got := conformance.IDs(big.AppendTopKString(nil, k, 40))
+		got := measure.IDs(big.AppendTopKString(nil, k, 40))
 		slices.Sort(got)
 		require.Len(t, slices.Compact(got), 40, "key %q: distinct nodes in the whole ranking", k)
 	}
@@ -292,10 +305,10 @@ func FuzzJump(f *testing.F) {
 			require.Nil(t, p, "non-nil placer with an error")
 			return
 		}
-		conformance.Check(t, p, key, k%60)
+		chashtest.CheckTopK(t, p, key, k%60)
 		last := nodes[len(nodes)-1].ID
 		if d, err := p.Remove(last); err == nil {
-			conformance.Check(t, d, key, k%60)
+			chashtest.CheckTopK(t, d, key, k%60)
 		}
 	})
 }
@@ -317,7 +330,7 @@ func ExampleNewJump() {
 }
 
 func ExampleJump_Remove() {
-	j, err := chash.NewJump(conformance.Nodes(4))
+	j, err := chash.NewJump(chashtest.Nodes(4))
 	if err != nil {
 		panic(err)
 	}

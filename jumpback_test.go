@@ -19,11 +19,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 )
 
-func TestJumpBackConformance(t *testing.T) {
-	conformance.Run(t, conformance.Spec{
+func TestContractJumpBack(t *testing.T) { chashtest.TestPlacer(t, jumpBackSpec()) }
+
+// jumpBackSpec is the contract of JumpBackHash with the default options.
+func jumpBackSpec() chashtest.Spec {
+	return chashtest.Spec{
 		New:        conformance.Constructor(chash.NewJumpBack),
 		Ordered:    true,
 		RemoveLast: true,
@@ -35,7 +40,14 @@ func TestJumpBackConformance(t *testing.T) {
 		Remove: func(p chash.Placer, id string) (chash.Placer, error) {
 			return p.(*chash.JumpBack).Remove(id)
 		},
-	})
+		Zero:   &chash.JumpBack{},
+		Derive: true,
+		Variants: []func() (chash.Placer, error){
+			func() (chash.Placer, error) {
+				return chash.NewJumpBack(chashtest.Nodes(10), chash.WithHasher(chash.XXHashSeed(7)))
+			},
+		},
+	}
 }
 
 func TestJumpBackGolden(t *testing.T) {
@@ -44,8 +56,8 @@ func TestJumpBackGolden(t *testing.T) {
 		nodes []chash.Node
 		opts  []chash.Option
 	}{
-		{"jumpback-10", conformance.Nodes(10), nil},
-		{"jumpback-40-seed-7", conformance.Nodes(40), []chash.Option{chash.WithHasher(chash.XXHashSeed(7))}},
+		{"jumpback-10", chashtest.Nodes(10), nil},
+		{"jumpback-40-seed-7", chashtest.Nodes(40), []chash.Option{chash.WithHasher(chash.XXHashSeed(7))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := chash.NewJumpBack(tc.nodes, tc.opts...)
@@ -196,13 +208,13 @@ func TestJumpBackHashBalance(t *testing.T) {
 }
 
 func TestJumpBackMembership(t *testing.T) {
-	p, err := chash.NewJumpBack(conformance.Nodes(10))
+	p, err := chash.NewJumpBack(chashtest.Nodes(10))
 	require.NoError(t, err)
 	_, err = p.Remove("node-4")
 	assert.ErrorIs(t, err, chash.ErrNotLast)
 	_, err = p.Remove("nope")
 	assert.ErrorIs(t, err, chash.ErrUnknownNode)
-	_, err = p.Remove(conformance.IDs(p.Nodes())...)
+	_, err = p.Remove(measure.IDs(p.Nodes())...)
 	assert.ErrorIs(t, err, chash.ErrNoNodes)
 	_, err = p.Add(chash.Node{ID: "x", Weight: 2})
 	assert.ErrorIs(t, err, chash.ErrInvalidWeight)
@@ -211,7 +223,7 @@ func TestJumpBackMembership(t *testing.T) {
 
 	d, err := p.Remove("node-8", "node-9")
 	require.NoError(t, err)
-	assert.Equal(t, conformance.IDs(conformance.Nodes(8)), conformance.IDs(d.Nodes()))
+	assert.Equal(t, measure.IDs(chashtest.Nodes(8)), measure.IDs(d.Nodes()))
 
 	r, err := p.Replace("node-4", chash.Node{ID: "node-4b"})
 	require.NoError(t, err)
@@ -236,13 +248,13 @@ func TestJumpBackMembership(t *testing.T) {
 // appending a bucket changes a ranking first at the new bucket.
 func TestJumpBackTopK(t *testing.T) {
 	const n = 10
-	p, err := chash.NewJumpBack(conformance.Nodes(n))
+	p, err := chash.NewJumpBack(chashtest.Nodes(n))
 	require.NoError(t, err)
 	grown, err := p.Add(chash.Node{ID: "node-10"})
 	require.NoError(t, err)
 	count := map[string]int{}
 	var a, b, long []chash.Node
-	keys := conformance.Keys(conformance.NumKeys)
+	keys := chashtest.Keys(conformance.NumKeys)
 	for _, k := range keys {
 		a = p.AppendTopKString(a[:0], k, 3)
 		long = p.AppendTopKString(long[:0], k, n)
@@ -253,7 +265,7 @@ func TestJumpBackTopK(t *testing.T) {
 		b = grown.AppendTopKString(b[:0], k, 3)
 		for i := range a {
 			if a[i] != b[i] {
-				require.Equal(t, "node-10", b[i].ID, "key %q: top 3 %v became %v", k, conformance.IDs(a), conformance.IDs(b))
+				require.Equal(t, "node-10", b[i].ID, "key %q: top 3 %v became %v", k, measure.IDs(a), measure.IDs(b))
 				break
 			}
 		}
@@ -262,10 +274,10 @@ func TestJumpBackTopK(t *testing.T) {
 		share := float64(c) / float64(len(keys))
 		assert.InDelta(t, 1, share*n/3, 0.03, "%s is in the top 3 of %.4f of keys", id, share)
 	}
-	big, err := chash.NewJumpBack(conformance.Nodes(40))
+	big, err := chash.NewJumpBack(chashtest.Nodes(40))
 	require.NoError(t, err)
 	for _, k := range keys[:2000] {
-		got := conformance.IDs(big.AppendTopKString(nil, k, 40))
+		got := measure.IDs(big.AppendTopKString(nil, k, 40))
 		slices.Sort(got)
 		require.Len(t, slices.Compact(got), 40, "key %q: whole ranking", k)
 	}
@@ -276,7 +288,7 @@ func TestJumpBackParse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, chash.AlgorithmJumpBack, a)
 	assert.Equal(t, "jumpback", a.String())
-	p, err := chash.New(a, conformance.Nodes(3))
+	p, err := chash.New(a, chashtest.Nodes(3))
 	require.NoError(t, err)
 	assert.IsType(t, &chash.JumpBack{}, p)
 }
@@ -311,9 +323,9 @@ func FuzzJumpBack(f *testing.F) {
 			}
 			return
 		}
-		conformance.Check(t, p, key, k%60)
+		chashtest.CheckTopK(t, p, key, k%60)
 		if d, err := p.Remove(nodes[len(nodes)-1].ID); err == nil {
-			conformance.Check(t, d, key, k%60)
+			chashtest.CheckTopK(t, d, key, k%60)
 		}
 	})
 }

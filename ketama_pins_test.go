@@ -6,6 +6,7 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,7 +45,7 @@ func TestKetamaDeriveRecounts(t *testing.T) {
 			require.NoError(t, err)
 			// The counts do change: keys move between untouched servers,
 			// which adding a server's points alone would not do.
-			_, collateral := conformance.Moves(conformance.Owners(small), conformance.Owners(large), tc.extra.ID)
+			_, collateral := measure.Moves(conformance.Owners(small), conformance.Owners(large), tc.extra.ID)
 			t.Logf("%d -> %d servers: %d -> %d points, collateral %.4f", len(tc.nodes), len(tc.nodes)+1, small.Points(), large.Points(), collateral)
 			require.Positive(t, collateral, "the case does not change the other servers' counts")
 

@@ -37,6 +37,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -220,7 +221,7 @@ func TestKetamaSpyReference(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 160*n, r.Points(), "%d nodes: points", n)
 		bad := 0
-		for _, k := range conformance.Keys(10_000) {
+		for _, k := range chashtest.Keys(10_000) {
 			if got, want := r.LookupString(k).ID, ref.lookup(k); got != want {
 				bad++
 			}
@@ -313,7 +314,7 @@ func TestKetamaPointlessNode(t *testing.T) {
 		r, err := chash.NewRing(nodes, chash.WithKetama(v))
 		require.NoError(t, err)
 		assert.Equal(t, 320, r.Points(), "%v: 80 digests for big, none for tiny", v)
-		for _, k := range conformance.Keys(1000) {
+		for _, k := range chashtest.Keys(1000) {
 			require.Equal(t, "big:11211", r.LookupString(k).ID, "%v: key %q", v, k)
 			got := r.AppendTopKString(nil, k, 2)
 			require.Len(t, got, 2, "%v: top 2 of %q = %v", v, k, got)
@@ -322,7 +323,7 @@ func TestKetamaPointlessNode(t *testing.T) {
 	}
 }
 
-func TestKetamaConformance(t *testing.T) {
+func TestContractRingKetama(t *testing.T) {
 	// Collateral: a node's point count depends on the total weight, so a
 	// reweight changes every other node's count (at 10 nodes, raising one
 	// to weight 2 takes the others from 40 digests to 36) and moves keys
@@ -331,8 +332,10 @@ func TestKetamaConformance(t *testing.T) {
 	// Adding or removing at equal weights moves none at 9, 10 and 11 nodes.
 	for _, v := range []chash.KetamaVariant{chash.KetamaLibketama, chash.KetamaLibmemcached, chash.KetamaSpy} {
 		t.Run(v.String(), func(t *testing.T) {
-			conformance.Run(t, conformance.Spec{
+			chashtest.TestPlacer(t, chashtest.Spec{
 				New:      conformance.Constructor(chash.NewRing, chash.WithKetama(v)),
+				Zero:     &chash.Ring{},
+				Derive:   true,
 				Weighted: true,
 				MaxCV:    0.12, MaxPeak: 1.25, ShareTol: 0.3,
 				Collateral: 0.08,
@@ -420,7 +423,7 @@ func BenchmarkKetama(b *testing.B) {
 		})
 	}
 	for _, n := range []int{8, 64, 1000} {
-		nodes := conformance.Nodes(n)
+		nodes := chashtest.Nodes(n)
 		for _, c := range []struct {
 			name string
 			opts []chash.Option

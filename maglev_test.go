@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,8 +20,11 @@ import (
 // reweighted at M = 65537 (measured 0.0019 to 0.0066).
 const maglevCollateral = 0.008
 
-func TestMaglevConformance(t *testing.T) {
-	conformance.Run(t, conformance.Spec{
+func TestContractMaglev(t *testing.T) { chashtest.TestPlacer(t, maglevSpec()) }
+
+// maglevSpec is the contract of Maglev with the default options.
+func maglevSpec() chashtest.Spec {
+	return chashtest.Spec{
 		New:      conformance.Constructor(chash.NewMaglev),
 		Weighted: true,
 		MaxCV:    0.03, MaxPeak: 1.05, ShareTol: 0.04,
@@ -31,7 +36,15 @@ func TestMaglevConformance(t *testing.T) {
 		Remove: func(p chash.Placer, id string) (chash.Placer, error) {
 			return p.(*chash.Maglev).Remove(id)
 		},
-	})
+		Zero:   &chash.Maglev{},
+		Derive: true,
+		Variants: []func() (chash.Placer, error){
+			func() (chash.Placer, error) { return chash.NewMaglev(chashtest.Nodes(10), chash.WithTableSize(1009)) },
+			func() (chash.Placer, error) {
+				return chash.NewMaglev(chashtest.Nodes(10), chash.WithHasher(chash.XXHashSeed(7)))
+			},
+		},
+	}
 }
 
 func TestMaglevGolden(t *testing.T) {
@@ -40,10 +53,10 @@ func TestMaglevGolden(t *testing.T) {
 		nodes []chash.Node
 		opts  []chash.Option
 	}{
-		{"maglev-10", conformance.Nodes(10), nil},
+		{"maglev-10", chashtest.Nodes(10), nil},
 		{"maglev-weighted", []chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 2}, {ID: "c", Weight: 0.5}, {ID: "d", Weight: 4}}, nil},
-		{"maglev-10-size-1009-seed-7", conformance.Nodes(10), []chash.Option{chash.WithTableSize(1009), chash.WithHasher(chash.XXHashSeed(7))}},
-		{"maglev-300", conformance.Nodes(300), nil},
+		{"maglev-10-size-1009-seed-7", chashtest.Nodes(10), []chash.Option{chash.WithTableSize(1009), chash.WithHasher(chash.XXHashSeed(7))}},
+		{"maglev-300", chashtest.Nodes(300), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := chash.NewMaglev(tc.nodes, tc.opts...)
@@ -123,14 +136,14 @@ func TestMaglevReference(t *testing.T) {
 	}
 	// IDs whose hashes are equal (which share one walk) or M apart (which
 	// share an offset), among ordinary ones; the keys hash as with XXHash.
-	crafted := slices.Concat(conformance.Nodes(20), evilNodes(12))
+	crafted := slices.Concat(chashtest.Nodes(20), evilNodes(12))
 	weighted := slices.Clone(crafted)
 	for i := range weighted {
 		weighted[i].Weight = float64(1 + i%3)
 	}
 	same, apart := craftedHasher{base: 12345}, func(m int) chash.Hasher { return craftedHasher{base: 777, step: uint64(m)} }
 	all := []refCase{
-		{slices.Concat(conformance.Nodes(2), evilNodes(3)), 5, same, "equal-hashes"},
+		{slices.Concat(chashtest.Nodes(2), evilNodes(3)), 5, same, "equal-hashes"},
 		{crafted, 1009, same, "equal-hashes"},
 		{crafted, 1009, apart(1009), "equal-offsets"},
 		{weighted, 1009, same, "equal-hashes-weighted"},
@@ -141,21 +154,21 @@ func TestMaglevReference(t *testing.T) {
 		nodes []chash.Node
 		m     int
 	}{
-		{conformance.Nodes(1), 2},
-		{conformance.Nodes(2), 2},
-		{conformance.Nodes(3), 3},
-		{conformance.Nodes(10), 1009},
-		{conformance.Nodes(10), 65537},
-		{conformance.Nodes(100), 65537},
-		{conformance.Nodes(300), 1009},
-		{conformance.Nodes(1000), 65537},
+		{chashtest.Nodes(1), 2},
+		{chashtest.Nodes(2), 2},
+		{chashtest.Nodes(3), 3},
+		{chashtest.Nodes(10), 1009},
+		{chashtest.Nodes(10), 65537},
+		{chashtest.Nodes(100), 65537},
+		{chashtest.Nodes(300), 1009},
+		{chashtest.Nodes(1000), 65537},
 		{[]chash.Node{{ID: "w1", Weight: 1}, {ID: "w2", Weight: 2}, {ID: "w3", Weight: 3}, {ID: "w4", Weight: 4}}, 65537},
 		{[]chash.Node{{ID: "tiny", Weight: 1e-30}, {ID: "big", Weight: 1e30}, {ID: "mid", Weight: 0.37}}, 1009},
 		// Unequal weights whose strides round to equal ones: the weighted
 		// schedule must then be the round robin of equal weights.
 		{[]chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 1 + 1e-12}, {ID: "c", Weight: 1}}, 1009},
 		// A large table, whose last 809 entries are claimed by rank.
-		{conformance.Nodes(10), 655373},
+		{chashtest.Nodes(10), 655373},
 	}
 	if testing.Short() {
 		cases, all = cases[:5], all[:4]
@@ -163,7 +176,7 @@ func TestMaglevReference(t *testing.T) {
 	for _, c := range cases {
 		all = append(all, refCase{c.nodes, c.m, chash.XXHash, "xxhash"})
 	}
-	keys := conformance.Keys(conformance.NumKeys)
+	keys := chashtest.Keys(conformance.NumKeys)
 	for _, c := range all {
 		t.Run(fmt.Sprintf("n=%d/M=%d/%s", len(c.nodes), c.m, c.name), func(t *testing.T) {
 			g, err := chash.NewMaglev(c.nodes, chash.WithTableSize(c.m), chash.WithHasher(c.h))
@@ -189,7 +202,7 @@ func spread(counts []int) (lo, hi int) {
 
 func TestMaglevEntries(t *testing.T) {
 	for _, n := range []int{10, 100, 1000} {
-		g, err := chash.NewMaglev(conformance.Nodes(n))
+		g, err := chash.NewMaglev(chashtest.Nodes(n))
 		require.NoError(t, err)
 		lo, hi := spread(g.Entries())
 		t.Logf("%d nodes, M=%d: entries per node %d to %d", n, g.TableSize(), lo, hi)
@@ -213,18 +226,18 @@ func TestMaglevEntries(t *testing.T) {
 
 func TestMaglevTableSize(t *testing.T) {
 	for _, m := range []int{-1, 0, 1, 4, 65536, 1 << 25} {
-		_, err := chash.NewMaglev(conformance.Nodes(3), chash.WithTableSize(m))
+		_, err := chash.NewMaglev(chashtest.Nodes(3), chash.WithTableSize(m))
 		assert.ErrorIs(t, err, chash.ErrInvalidOption, "WithTableSize(%d)", m)
 	}
-	g, err := chash.NewMaglev(conformance.Nodes(3), chash.WithTableSize(3))
+	g, err := chash.NewMaglev(chashtest.Nodes(3), chash.WithTableSize(3))
 	require.NoError(t, err)
 	assert.Equal(t, []int{1, 1, 1}, g.Entries(), "3 nodes in 3 entries")
-	_, err = chash.NewMaglev(conformance.Nodes(4), chash.WithTableSize(3))
+	_, err = chash.NewMaglev(chashtest.Nodes(4), chash.WithTableSize(3))
 	assert.ErrorIs(t, err, chash.ErrInvalidOption, "4 nodes in 3 entries")
 	_, err = g.Add(chash.Node{ID: "x"})
 	assert.ErrorIs(t, err, chash.ErrInvalidOption, "Add past the table size")
 	assert.Equal(t, 3, g.TableSize())
-	g, err = chash.NewMaglev(conformance.Nodes(1))
+	g, err = chash.NewMaglev(chashtest.Nodes(1))
 	if assert.NoError(t, err, "default table size") {
 		assert.Equal(t, chash.DefaultTableSize, g.TableSize(), "default table size")
 	}
@@ -238,12 +251,12 @@ func TestMaglevWide(t *testing.T) {
 		sizes = sizes[:2]
 	}
 	for _, c := range sizes {
-		g, err := chash.NewMaglev(conformance.Nodes(c[0]), chash.WithTableSize(c[1]))
+		g, err := chash.NewMaglev(chashtest.Nodes(c[0]), chash.WithTableSize(c[1]))
 		require.NoError(t, err)
 		lo, hi := spread(g.Entries())
 		assert.LessOrEqual(t, hi-lo, 1, "%d nodes, M=%d: entries %d to %d", c[0], c[1], lo, hi)
 		seen := map[string]bool{}
-		for _, k := range conformance.Keys(20_000) {
+		for _, k := range chashtest.Keys(20_000) {
 			seen[g.LookupString(k).ID] = true
 		}
 		// 20,000 keys over M entries reach nearly every node; a wrong entry
@@ -262,7 +275,7 @@ func TestMaglevDisruption(t *testing.T) {
 		if testing.Short() {
 			c.tries = 2
 		}
-		nodes := conformance.Nodes(c.n)
+		nodes := chashtest.Nodes(c.n)
 		g, err := chash.NewMaglev(nodes, chash.WithTableSize(c.m))
 		require.NoError(t, err)
 		before := conformance.Owners(g)
@@ -278,7 +291,7 @@ func TestMaglevDisruption(t *testing.T) {
 					d, err = g.Add(chash.Node{ID: id})
 				}
 				require.NoError(t, err)
-				_, collateral := conformance.Moves(before, conformance.Owners(d), id)
+				_, collateral := measure.Moves(before, conformance.Owners(d), id)
 				lo, hi, sum = min(lo, collateral), max(hi, collateral), sum+collateral
 			}
 			t.Logf("n=%d M=%d %s (%d tries): collateral min %.5f mean %.5f max %.5f", c.n, c.m, what, c.tries, lo, sum/float64(c.tries), hi)
@@ -288,7 +301,7 @@ func TestMaglevDisruption(t *testing.T) {
 }
 
 func TestMaglevAddRemove(t *testing.T) {
-	g, err := chash.NewMaglev(conformance.Nodes(5))
+	g, err := chash.NewMaglev(chashtest.Nodes(5))
 	require.NoError(t, err)
 	_, err = g.Remove("node-9")
 	assert.ErrorIs(t, err, chash.ErrUnknownNode, "Remove(unknown)")
@@ -313,10 +326,10 @@ func TestMaglevAddRemove(t *testing.T) {
 // after the probes, including at M = N where probing finds few nodes.
 func TestMaglevTopKAll(t *testing.T) {
 	for _, c := range [][2]int{{10, 11}, {50, 53}, {100, 65537}, {7, 7}} {
-		g, err := chash.NewMaglev(conformance.Nodes(c[0]), chash.WithTableSize(c[1]))
+		g, err := chash.NewMaglev(chashtest.Nodes(c[0]), chash.WithTableSize(c[1]))
 		require.NoError(t, err)
 		buf := make([]chash.Node, 0, c[0])
-		for _, k := range conformance.Keys(2000) {
+		for _, k := range chashtest.Keys(2000) {
 			buf = g.AppendTopKString(buf[:0], k, c[0])
 			ids := make([]string, len(buf))
 			for i, n := range buf {
@@ -346,7 +359,7 @@ func FuzzMaglev(f *testing.F) {
 			require.Nil(t, g, "non-nil Maglev with an error")
 			return
 		}
-		conformance.Check(t, g, key, k%80)
+		chashtest.CheckTopK(t, g, key, k%80)
 	})
 }
 
@@ -369,7 +382,7 @@ func ExampleNewMaglev() {
 func BenchmarkMaglevBuild(b *testing.B) {
 	for _, m := range []int{65537, 655373} {
 		for _, n := range []int{10, 100, 1000} {
-			nodes := conformance.Nodes(n)
+			nodes := chashtest.Nodes(n)
 			b.Run(fmt.Sprintf("M=%d/nodes=%d", m, n), func(b *testing.B) {
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/compat"
 	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
@@ -37,7 +38,7 @@ func TestMigrationRoute(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, mv.Moved, float64(moved)/keys, 0.01)
 	assert.InDelta(t, 0.8, mv.Moved, 0.02, "CRC-32 mod 5 to a ring agree on 1/5 of keys")
-	conformance.CheckContract(t, m)
+	chashtest.CheckPlacer(t, m)
 	assert.Same(t, from, m.From())
 	assert.Same(t, to, m.To())
 	if testing.CoverMode() == "" {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/keyplace/chash"
-	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/chashtest"
 )
 
 // phi is the golden-ratio increment between a ring node's point seeds.
@@ -106,5 +106,5 @@ func pinKeys(n, div int) []string {
 	if testing.Short() {
 		n /= div
 	}
-	return conformance.Keys(n)
+	return chashtest.Keys(n)
 }

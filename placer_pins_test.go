@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,10 +51,10 @@ func algorithmCases() []algorithmCase {
 // placing every key and ranking every top 3 exactly as its constructor
 // does with the same options.
 func TestNewMatchesConstructors(t *testing.T) {
-	keys := conformance.Keys(20_000)
+	keys := chashtest.Keys(20_000)
 	for _, tc := range algorithmCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			nodes := conformance.Nodes(12)
+			nodes := chashtest.Nodes(12)
 			if tc.a != chash.AlgorithmJump {
 				nodes = weightedNodes(12)
 				for i := range nodes {
@@ -91,7 +92,7 @@ func TestNewMatchesConstructors(t *testing.T) {
 // constructors alike; the defaults are the documented constants; and an
 // option for another algorithm changes nothing.
 func TestOptionsReachTheirPlacers(t *testing.T) {
-	nodes := conformance.Nodes(5)
+	nodes := chashtest.Nodes(5)
 	others := []chash.Option{chash.WithVnodes(7), chash.WithTableSize(101), chash.WithPartitions(64), chash.WithLoadFactor(3)}
 
 	p, err := chash.New(chash.AlgorithmMaglev, nodes, chash.WithTableSize(1009))
@@ -143,7 +144,7 @@ func sum(xs []int) int {
 func pinPlacers(t *testing.T, n int) map[string]chash.Placer {
 	out := map[string]chash.Placer{}
 	for _, tc := range algorithmCases() {
-		p, err := chash.New(tc.a, conformance.Nodes(n), tc.opts...)
+		p, err := chash.New(tc.a, chashtest.Nodes(n), tc.opts...)
 		require.NoError(t, err)
 		out[tc.name] = p
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
-	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -104,7 +104,7 @@ func (positionalPlacer) Positional() bool { return true }
 // TestPositional: the jump family is positional as an Algorithm and as a
 // placer, however it is wrapped; every other algorithm is not.
 func TestPositional(t *testing.T) {
-	nodes := conformance.Nodes(4)
+	nodes := chashtest.Nodes(4)
 	for _, a := range chash.Algorithms() {
 		p, err := chash.New(a, nodes)
 		require.NoError(t, err)

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +19,7 @@ import (
 // constants were computed once and frozen; a change to them is a placement
 // change (see conformance.Golden).
 func TestStraw2Checksums(t *testing.T) {
-	keys := conformance.Keys(conformance.NumKeys)
+	keys := chashtest.Keys(conformance.NumKeys)
 	for _, tc := range []struct {
 		name string
 		want uint64
@@ -68,8 +70,8 @@ func TestRendezvousEqualScores(t *testing.T) {
 				r, err := chash.NewRendezvous(nodes, chash.WithHasher(h))
 				require.NoError(t, err)
 				owned := map[string]int{}
-				for _, k := range conformance.Keys(20_000) {
-					top := conformance.IDs(r.AppendTopKString(nil, k, 4))
+				for _, k := range chashtest.Keys(20_000) {
+					top := measure.IDs(r.AppendTopKString(nil, k, 4))
 					owned[r.LookupString(k).ID]++
 					i := slices.Index(top, "a")
 					require.Equal(t, "b", top[i+1], "key %q: %v: a and b score equally, a ranks first", k, top)
@@ -92,8 +94,8 @@ func TestBoundedEqualScores(t *testing.T) {
 	} {
 		p, err := chash.NewBounded(nodes, chash.WithHasher(h), chash.WithPartitions(512))
 		require.NoError(t, err)
-		for _, k := range conformance.Keys(5000) {
-			top := conformance.IDs(p.AppendTopKString(nil, k, 4))
+		for _, k := range chashtest.Keys(5000) {
+			top := measure.IDs(p.AppendTopKString(nil, k, 4))
 			if top[0] == "a" || top[0] == "b" {
 				// The owner leads the list, out of its place in the
 				// partition's order; the rest keep theirs.

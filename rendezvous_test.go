@@ -10,13 +10,19 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestRendezvousConformance(t *testing.T) {
-	conformance.Run(t, conformance.Spec{
+func TestContractRendezvous(t *testing.T) { chashtest.TestPlacer(t, rendezvousSpec()) }
+
+// rendezvousSpec is the contract of rendezvous hashing with the default
+// options.
+func rendezvousSpec() chashtest.Spec {
+	return chashtest.Spec{
 		New:      conformance.Constructor(chash.NewRendezvous),
 		Weighted: true,
 		MaxCV:    0.02, MaxPeak: 1.05, ShareTol: 0.05,
@@ -27,7 +33,14 @@ func TestRendezvousConformance(t *testing.T) {
 		Remove: func(p chash.Placer, id string) (chash.Placer, error) {
 			return p.(*chash.Rendezvous).Remove(id)
 		},
-	})
+		Zero:   &chash.Rendezvous{},
+		Derive: true,
+		Variants: []func() (chash.Placer, error){
+			func() (chash.Placer, error) {
+				return chash.NewRendezvous(chashtest.Nodes(10), chash.WithHasher(chash.XXHashSeed(7)))
+			},
+		},
+	}
 }
 
 func TestRendezvousGolden(t *testing.T) {
@@ -36,9 +49,9 @@ func TestRendezvousGolden(t *testing.T) {
 		nodes []chash.Node
 		opts  []chash.Option
 	}{
-		{"rendezvous-10", conformance.Nodes(10), nil},
+		{"rendezvous-10", chashtest.Nodes(10), nil},
 		{"rendezvous-weighted", []chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 2}, {ID: "c", Weight: 0.5}, {ID: "d", Weight: 4}}, nil},
-		{"rendezvous-40-seed-7", conformance.Nodes(40), []chash.Option{chash.WithHasher(chash.XXHashSeed(7))}},
+		{"rendezvous-40-seed-7", chashtest.Nodes(40), []chash.Option{chash.WithHasher(chash.XXHashSeed(7))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := chash.NewRendezvous(tc.nodes, tc.opts...)
@@ -96,16 +109,16 @@ func refRank(nodes []chash.Node, key string) []chash.Node {
 // its own logarithm; agreement with math.Log on every ranking shows that
 // its error does not reach the order of scores.
 func TestRendezvousDefinition(t *testing.T) {
-	weighted := conformance.Nodes(40)
+	weighted := chashtest.Nodes(40)
 	for i := range weighted {
 		weighted[i].Weight = float64(1+i%7) * 0.75
 	}
-	for name, nodes := range map[string][]chash.Node{"equal": conformance.Nodes(40), "weighted": weighted} {
+	for name, nodes := range map[string][]chash.Node{"equal": chashtest.Nodes(40), "weighted": weighted} {
 		t.Run(name, func(t *testing.T) {
 			r, err := chash.NewRendezvous(nodes)
 			require.NoError(t, err)
 			buf := make([]chash.Node, 0, len(nodes))
-			for i, key := range conformance.Keys(20_000) {
+			for i, key := range chashtest.Keys(20_000) {
 				want := refRank(nodes, key)
 				require.Equal(t, want[0], r.LookupString(key), "Lookup(%q) against the definition", key)
 				if i%10 != 0 {
@@ -126,7 +139,7 @@ func TestRendezvousDefinition(t *testing.T) {
 // must leave the relative order of the other nodes unchanged, for every key
 // and every rank. Scaling all weights together must change nothing.
 func TestRendezvousEqualWeightPaths(t *testing.T) {
-	nodes := conformance.Nodes(10)
+	nodes := chashtest.Nodes(10)
 	fast, err := chash.NewRendezvous(nodes)
 	require.NoError(t, err)
 	slow, err := fast.Add(chash.Node{ID: "heavy", Weight: 2})
@@ -140,13 +153,13 @@ func TestRendezvousEqualWeightPaths(t *testing.T) {
 	a := make([]chash.Node, 0, 10)
 	b := make([]chash.Node, 0, 11)
 	c := make([]chash.Node, 0, 10)
-	for _, key := range conformance.Keys(conformance.NumKeys) {
+	for _, key := range chashtest.Keys(conformance.NumKeys) {
 		a = fast.AppendTopKString(a[:0], key, 10)
 		b = slow.AppendTopKString(b[:0], key, 11)
 		b = slices.DeleteFunc(b, func(n chash.Node) bool { return n.ID == "heavy" })
 		require.Equal(t, a, b, "key %q: equal-weight path against weighted path", key)
 		c = tripled.AppendTopKString(c[:0], key, 10)
-		require.Equal(t, conformance.IDs(a), conformance.IDs(c), "key %q: weights 1 against weights 3", key)
+		require.Equal(t, measure.IDs(a), measure.IDs(c), "key %q: weights 1 against weights 3", key)
 	}
 }
 
@@ -154,7 +167,7 @@ func TestRendezvousEqualWeightPaths(t *testing.T) {
 // sampling noise is under 0.8% of the smallest share.
 func TestRendezvousShares(t *testing.T) {
 	cases := [][]float64{{1, 2, 3, 4}, {1, 100}, {0.001, 0.002}, {1, 1, 1, 5}}
-	keys := conformance.Keys(400_000)
+	keys := chashtest.Keys(400_000)
 	if testing.Short() {
 		keys = keys[:100_000]
 	}
@@ -186,7 +199,7 @@ func TestRendezvousShares(t *testing.T) {
 // TestRendezvousReweight changes one weight among unequal ones: keys move
 // only to or from that node, and in proportion to its share.
 func TestRendezvousReweight(t *testing.T) {
-	nodes := conformance.Nodes(20)
+	nodes := chashtest.Nodes(20)
 	for i := range nodes {
 		nodes[i].Weight = float64(1 + i%4)
 	}
@@ -197,7 +210,7 @@ func TestRendezvousReweight(t *testing.T) {
 	after, err := chash.NewRendezvous(changed)
 	require.NoError(t, err)
 	moved, owned := 0, 0
-	for _, k := range conformance.Keys(conformance.NumKeys) {
+	for _, k := range chashtest.Keys(conformance.NumKeys) {
 		a, b := before.LookupString(k), after.LookupString(k)
 		if a.ID == nodes[5].ID {
 			owned++
@@ -222,7 +235,7 @@ func TestRendezvousErrors(t *testing.T) {
 		_, err := chash.NewRendezvous([]chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: w}})
 		assert.NoError(t, err, "weight %v", w)
 	}
-	r, err := chash.NewRendezvous(conformance.Nodes(3))
+	r, err := chash.NewRendezvous(chashtest.Nodes(3))
 	require.NoError(t, err)
 	_, err = r.Remove("node-1", "nope")
 	assert.ErrorIs(t, err, chash.ErrUnknownNode, "Remove(unknown)")
@@ -232,7 +245,7 @@ func TestRendezvousErrors(t *testing.T) {
 	assert.ErrorIs(t, err, chash.ErrDuplicateID, "Add(duplicate)")
 	_, err = r.Add(chash.Node{ID: "x", Weight: 1e40})
 	assert.ErrorIs(t, err, chash.ErrInvalidWeight, "Add(weight 1e40)")
-	_, err = chash.NewRendezvous(conformance.Nodes(3), chash.WithHasher(nil))
+	_, err = chash.NewRendezvous(chashtest.Nodes(3), chash.WithHasher(nil))
 	assert.ErrorIs(t, err, chash.ErrInvalidOption, "WithHasher(nil)")
 }
 
@@ -247,9 +260,9 @@ func FuzzRendezvous(f *testing.F) {
 			require.Nil(t, r, "non-nil placer with an error")
 			return
 		}
-		conformance.Check(t, r, key, k%40)
+		chashtest.CheckTopK(t, r, key, k%40)
 		if d, err := r.Remove(r.Nodes()[0].ID); err == nil {
-			conformance.Check(t, d, key, k%40)
+			chashtest.CheckTopK(t, d, key, k%40)
 		}
 	})
 }
@@ -268,13 +281,13 @@ func ExampleNewRendezvous() {
 }
 
 func ExampleRendezvous_AppendTopK() {
-	r, err := chash.NewRendezvous(conformance.Nodes(8))
+	r, err := chash.NewRendezvous(chashtest.Nodes(8))
 	if err != nil {
 		panic(err)
 	}
 	replicas := make([]chash.Node, 0, 3) // reuse across calls: no allocation
 	replicas = r.AppendTopK(replicas[:0], []byte("object/1234"), 3)
-	fmt.Println(conformance.IDs(replicas))
+	fmt.Println(measure.IDs(replicas))
 	// Output: [node-3 node-6 node-2]
 }
 
@@ -282,7 +295,7 @@ func ExampleRendezvous_AppendTopK() {
 // logarithm with pruning), which the shared BenchmarkLookup does not reach.
 func BenchmarkRendezvousWeighted(b *testing.B) {
 	for _, n := range benchNodeCounts {
-		nodes := conformance.Nodes(n)
+		nodes := chashtest.Nodes(n)
 		for i := range nodes {
 			nodes[i].Weight = float64(1 + i%4)
 		}

@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -82,7 +84,7 @@ func TestRingKeyOnAPoint(t *testing.T) {
 		assert.Equal(t, p.id, r.LookupString(fmt.Sprintf("below-%d", i)).ID, "key just below point %d", i)
 		assert.Equal(t, next.id, r.LookupString(fmt.Sprintf("above-%d", i)).ID, "key just above point %d", i)
 		top := r.AppendTopKString(nil, fmt.Sprintf("at-%d", i), 3)
-		assert.Equal(t, refRingTop(pts, p.pos, 3), conformance.IDs(top), "top 3 of a key on point %d", i)
+		assert.Equal(t, refRingTop(pts, p.pos, 3), measure.IDs(top), "top 3 of a key on point %d", i)
 	}
 	assert.Equal(t, pts[0].id, r.LookupString("zero").ID)
 	require.Less(t, pts[len(pts)-1].pos, uint64(math.MaxUint64))
@@ -143,7 +145,7 @@ func TestRingReference(t *testing.T) {
 		nodes  []chash.Node
 		vnodes int
 	}{
-		{"equal", conformance.Nodes(10), 160},
+		{"equal", chashtest.Nodes(10), 160},
 		{"weighted", weightedNodes(10), 400}, // the lightest, 0.013, gets 5 points
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,9 +153,9 @@ func TestRingReference(t *testing.T) {
 			require.NoError(t, err)
 			pts := refRingPoints(tc.nodes, tc.vnodes, chash.XXHash)
 			require.Equal(t, len(pts), r.Points())
-			for _, k := range conformance.Keys(20_000) {
+			for _, k := range chashtest.Keys(20_000) {
 				want := refRingTop(pts, chash.XXHash.Sum64String(k), 4)
-				require.Equal(t, want, conformance.IDs(r.AppendTopKString(nil, k, 4)), "key %q", k)
+				require.Equal(t, want, measure.IDs(r.AppendTopKString(nil, k, 4)), "key %q", k)
 				require.Equal(t, want[0], r.LookupString(k).ID, "key %q", k)
 			}
 		})
@@ -184,7 +186,7 @@ func TestRingCollidingIDs(t *testing.T) {
 		}
 		owned := map[string]int{}
 		for _, k := range keys {
-			top := conformance.IDs(r.AppendTopKString(nil, k, r.Len()))
+			top := measure.IDs(r.AppendTopKString(nil, k, r.Len()))
 			require.Equal(t, refRingTop(pts, chash.XXHash.Sum64String(k), r.Len()), top, "%s: key %q", name, k)
 			owned[top[0]]++
 			if top[0] == colliders[0] {

@@ -7,13 +7,19 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestRingConformance(t *testing.T) {
-	conformance.Run(t, conformance.Spec{
+func TestContractRing(t *testing.T) { chashtest.TestPlacer(t, ringSpec()) }
+
+// ringSpec is the contract of a ring with the default options; Zoned's
+// and Holder's contracts wrap it.
+func ringSpec() chashtest.Spec {
+	return chashtest.Spec{
 		New:      conformance.Constructor(chash.NewRing),
 		Weighted: true,
 		MaxCV:    0.12, MaxPeak: 1.25, ShareTol: 0.3,
@@ -28,7 +34,18 @@ func TestRingConformance(t *testing.T) {
 		Remove: func(p chash.Placer, id string) (chash.Placer, error) {
 			return p.(*chash.Ring).Remove(id)
 		},
-	})
+		Zero:   &chash.Ring{},
+		Derive: true,
+		Variants: []func() (chash.Placer, error){
+			func() (chash.Placer, error) { return chash.NewRing(chashtest.Nodes(10), chash.WithVnodes(100)) },
+			func() (chash.Placer, error) {
+				return chash.NewRing(chashtest.Nodes(10), chash.WithHasher(chash.XXHashSeed(7)))
+			},
+			func() (chash.Placer, error) {
+				return chash.NewRing(chashtest.Nodes(10), chash.WithKetama(chash.KetamaLibmemcached))
+			},
+		},
+	}
 }
 
 func TestRingGolden(t *testing.T) {
@@ -37,9 +54,9 @@ func TestRingGolden(t *testing.T) {
 		nodes []chash.Node
 		opts  []chash.Option
 	}{
-		{"ring-10", conformance.Nodes(10), nil},
+		{"ring-10", chashtest.Nodes(10), nil},
 		{"ring-weighted", []chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 2}, {ID: "c", Weight: 0.5}, {ID: "d", Weight: 4}}, nil},
-		{"ring-10-vnodes-40-seed-7", conformance.Nodes(10), []chash.Option{chash.WithVnodes(40), chash.WithHasher(chash.XXHashSeed(7))}},
+		{"ring-10-vnodes-40-seed-7", chashtest.Nodes(10), []chash.Option{chash.WithVnodes(40), chash.WithHasher(chash.XXHashSeed(7))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := chash.NewRing(tc.nodes, tc.opts...)
@@ -65,16 +82,16 @@ func TestRingCollisionsOrderedByID(t *testing.T) {
 	// All points sit at mix64(7): the lowest ID owns them, and the
 	// preference list follows ID order.
 	assert.Equal(t, "a", r.LookupString("x").ID)
-	assert.Equal(t, []string{"a", "b", "c"}, conformance.IDs(r.AppendTopKString(nil, "y", 5)))
+	assert.Equal(t, []string{"a", "b", "c"}, measure.IDs(r.AppendTopKString(nil, "y", 5)))
 	slices.Reverse(nodes)
 	r2, _ := chash.NewRing(nodes, chash.WithHasher(constHasher{}), chash.WithVnodes(1))
-	assert.Equal(t, conformance.IDs(r.AppendTopKString(nil, "y", 5)), conformance.IDs(r2.AppendTopKString(nil, "y", 5)))
+	assert.Equal(t, measure.IDs(r.AppendTopKString(nil, "y", 5)), measure.IDs(r2.AppendTopKString(nil, "y", 5)))
 }
 
 // The load's coefficient of variation falls as 1/sqrt(vnodes). Measured
 // here on keys, so the figure includes about 1% of sampling noise.
 func TestRingBalanceByVnodes(t *testing.T) {
-	nodes := conformance.Nodes(10)
+	nodes := chashtest.Nodes(10)
 	for _, tc := range []struct {
 		vnodes int
 		maxCV  float64
@@ -82,17 +99,17 @@ func TestRingBalanceByVnodes(t *testing.T) {
 		r, err := chash.NewRing(nodes, chash.WithVnodes(tc.vnodes))
 		require.NoError(t, err)
 		assert.Equal(t, 10*tc.vnodes, r.Points())
-		cv, peak := conformance.Stats(conformance.Load(conformance.Owners(r), conformance.IDs(nodes)))
+		cv, peak := measure.Stats(measure.Load(conformance.Owners(r), measure.IDs(nodes)))
 		t.Logf("vnodes %4d: CV %.3f peak/mean %.3f (1/sqrt(v) = %.3f)", tc.vnodes, cv, peak, 1/math.Sqrt(float64(tc.vnodes)))
 		assert.Less(t, cv, tc.maxCV, "vnodes %d", tc.vnodes)
 	}
 }
 
 func TestRingBalance100(t *testing.T) {
-	nodes := conformance.Nodes(100)
+	nodes := chashtest.Nodes(100)
 	r, err := chash.NewRing(nodes)
 	require.NoError(t, err)
-	cv, peak := conformance.Stats(conformance.Load(conformance.Owners(r), conformance.IDs(nodes)))
+	cv, peak := measure.Stats(measure.Load(conformance.Owners(r), measure.IDs(nodes)))
 	t.Logf("100 nodes: CV %.3f peak/mean %.3f", cv, peak)
 	// 1,000 keys a node add about 3% of sampling noise to the ring's 8%.
 	assert.Less(t, cv, 0.12)
@@ -139,7 +156,7 @@ func TestKetamaRejectsServersThatHashAlike(t *testing.T) {
 }
 
 func TestRingDeriveErrors(t *testing.T) {
-	r, err := chash.NewRing(conformance.Nodes(3))
+	r, err := chash.NewRing(chashtest.Nodes(3))
 	require.NoError(t, err)
 	_, err = r.Add(chash.Node{ID: "node-1"})
 	assert.ErrorIs(t, err, chash.ErrDuplicateID)
@@ -156,7 +173,7 @@ func TestRingDeriveErrors(t *testing.T) {
 
 // Deriving through several steps, with reweighting, matches a fresh build.
 func TestRingDeriveMatchesBuild(t *testing.T) {
-	r, err := chash.NewRing(conformance.Nodes(20))
+	r, err := chash.NewRing(chashtest.Nodes(20))
 	require.NoError(t, err)
 	r, err = r.Remove("node-3", "node-17")
 	require.NoError(t, err)
@@ -168,7 +185,7 @@ func TestRingDeriveMatchesBuild(t *testing.T) {
 	assert.Equal(t, conformance.Owners(want), conformance.Owners(r))
 	top := func(p chash.Placer) [][]chash.Node {
 		var out [][]chash.Node
-		for _, k := range conformance.Keys(2000) {
+		for _, k := range chashtest.Keys(2000) {
 			out = append(out, p.AppendTopKString(nil, k, 4))
 		}
 		return out
@@ -188,9 +205,9 @@ func FuzzRing(f *testing.F) {
 			}
 			return
 		}
-		conformance.Check(t, r, key, k%40)
+		chashtest.CheckTopK(t, r, key, k%40)
 		if d, err := r.Remove(r.Nodes()[0].ID); err == nil {
-			conformance.Check(t, d, key, k%40)
+			chashtest.CheckTopK(t, d, key, k%40)
 		}
 	})
 }

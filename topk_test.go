@@ -6,14 +6,15 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
-	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/chashtest"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // weighted returns n nodes with weights 1 to 4 (equal for the jump family).
 func weighted(a chash.Algorithm, n int) []chash.Node {
-	nodes := conformance.Nodes(n)
+	nodes := chashtest.Nodes(n)
 	if a != chash.AlgorithmJump && a != chash.AlgorithmJumpBack {
 		for i := range nodes {
 			nodes[i].Weight = float64(1 + i%4)
@@ -29,9 +30,9 @@ func TestLongTopKIsOnePreferenceOrder(t *testing.T) {
 	for _, a := range chash.Algorithms() {
 		p, err := chash.New(a, weighted(a, 150))
 		require.NoError(t, err)
-		for _, key := range conformance.Keys(200) {
+		for _, key := range chashtest.Keys(200) {
 			all := p.AppendTopKString(nil, key, p.Len())
-			ids := conformance.IDs(all)
+			ids := measure.IDs(all)
 			slices.Sort(ids)
 			require.Len(t, slices.Compact(ids), p.Len(), "%v: not every member once", a)
 			for _, k := range []int{1, 3, 16, 17, 32, 33, 64, 149} {

@@ -10,15 +10,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/keyplace/chash/shardmap"
 )
 
 func zoneKeys(t *testing.T) []string {
 	if testing.Short() {
-		return conformance.Keys(10_000)
+		return chashtest.Keys(10_000)
 	}
-	return conformance.Keys(100_000)
+	return chashtest.Keys(100_000)
 }
 
 func mustZoned(t *testing.T, a chash.Algorithm, nodes []chash.Node) *chash.Zoned {
@@ -62,7 +64,7 @@ func TestZonedSpan(t *testing.T) {
 					spanned := len(zonesOf(buf[:min(k, z)]))
 					require.Equal(t, min(k, z), spanned, "%v z=%d k=%d key %q: %v", a, z, k, key, buf)
 					if key == keys[0] {
-						conformance.Check(t, zp, key, k)
+						chashtest.CheckTopK(t, zp, key, k)
 						require.Equal(t, buf, zp.AppendTopK(nil, []byte(key), k))
 					}
 				}
@@ -79,7 +81,7 @@ func TestZonedGreedy(t *testing.T) {
 	for _, a := range []chash.Algorithm{chash.AlgorithmRing, chash.AlgorithmRendezvous} {
 		zp := mustZoned(t, a, nodes)
 		require.Equal(t, 5, zp.Zones())
-		for _, key := range conformance.Keys(2000) {
+		for _, key := range chashtest.Keys(2000) {
 			full := zp.Placer().AppendTopKString(nil, key, len(nodes))
 			for _, k := range []int{2, 5, 7} {
 				require.Equal(t, greedy(full, k, 5), zp.AppendTopKString(nil, key, k), "%v %q k=%d", a, key, k)
@@ -92,9 +94,9 @@ func TestZonedGreedy(t *testing.T) {
 // and the lists are the wrapped placer's own.
 func TestZonedNoZones(t *testing.T) {
 	for _, a := range chash.Algorithms() {
-		zp := mustZoned(t, a, conformance.Nodes(100))
+		zp := mustZoned(t, a, chashtest.Nodes(100))
 		require.Equal(t, 100, zp.Zones())
-		for _, key := range conformance.Keys(500) {
+		for _, key := range chashtest.Keys(500) {
 			require.Equal(t, zp.Placer().AppendTopKString(nil, key, 4), zp.AppendTopKString(nil, key, 4), "%v %q", a, key)
 		}
 	}
@@ -277,7 +279,7 @@ func TestZonedAllocs(t *testing.T) {
 	if testing.CoverMode() != "" || raceEnabled {
 		t.Skip("coverage instrumentation allocates, and the race detector makes sync.Pool drop scratch buffers")
 	}
-	keys := conformance.Keys(256)
+	keys := chashtest.Keys(256)
 	bkeys := make([][]byte, len(keys))
 	for i := range keys {
 		bkeys[i] = []byte(keys[i])
@@ -313,7 +315,7 @@ func TestZonedErrors(t *testing.T) {
 // BenchmarkZonedTopK compares zone-aware top-3 with plain top-3 at 64
 // nodes in 3 zones, for each algorithm, in the same run.
 func BenchmarkZonedTopK(b *testing.B) {
-	keys := conformance.Keys(1024)
+	keys := chashtest.Keys(1024)
 	for _, a := range chash.Algorithms() {
 		p, err := chash.New(a, conformance.ZonedNodes(64, 3))
 		require.NoError(b, err)
@@ -397,11 +399,11 @@ func FuzzZoned(f *testing.F) {
 			zp, err := chash.NewZoned(p)
 			require.NoError(t, err)
 			k := k % 20
-			conformance.Check(t, zp, key, k)
+			chashtest.CheckTopK(t, zp, key, k)
 			top := zp.AppendTopKString(nil, key, k)
 			spanned := map[string]bool{}
 			for _, n := range top[:min(len(top), zp.Zones())] {
-				spanned[conformance.DomainOf(n)] = true
+				spanned[measure.DomainOf(n)] = true
 			}
 			require.Len(t, spanned, min(len(top), zp.Zones()), "%v %v", a, top)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/balance"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
 )
 
@@ -71,7 +72,7 @@ func TestBalancerErrors(t *testing.T) {
 	var typedNil *chash.Ring
 	_, err = balance.New(typedNil)
 	assert.ErrorIs(t, err, chash.ErrNilPlacer, "typed-nil placer")
-	r, err := chash.NewRing(conformance.Nodes(3))
+	r, err := chash.NewRing(chashtest.Nodes(3))
 	require.NoError(t, err)
 	_, err = balance.New(r, balance.WithLoadFactor(1))
 	assert.ErrorIs(t, err, chash.ErrInvalidOption, "load factor 1")
@@ -88,7 +89,7 @@ func TestBalancerErrors(t *testing.T) {
 // TestBalancerOptions: conflicting or out-of-range options are errors.
 // (The placers' options are another type and do not compile here.)
 func TestBalancerOptions(t *testing.T) {
-	r, err := chash.NewRing(conformance.Nodes(3))
+	r, err := chash.NewRing(chashtest.Nodes(3))
 	require.NoError(t, err)
 	hk, err := balance.NewHotKeys(balance.HotKeysConfig{})
 	require.NoError(t, err)
@@ -130,7 +131,7 @@ func TestBalancerZero(t *testing.T) {
 	assert.Equal(t, chash.DefaultLoadFactor, b.LoadFactor())
 	assert.Empty(t, b.Stats().Nodes)
 	assert.Empty(t, b.AppendReplicasString(nil, "k"))
-	p, err := chash.NewBounded(conformance.Nodes(4))
+	p, err := chash.NewBounded(chashtest.Nodes(4))
 	require.NoError(t, err)
 	require.NoError(t, b.SetPlacer(p))
 	for i := 0; i < 100; i++ {
@@ -142,7 +143,7 @@ func TestBalancerZero(t *testing.T) {
 }
 
 func TestBalancerDoubleRelease(t *testing.T) {
-	r, _ := chash.NewRing(conformance.Nodes(4))
+	r, _ := chash.NewRing(chashtest.Nodes(4))
 	b := newBalancer(t, r)
 	l, err := b.AcquireString("k")
 	require.NoError(t, err)
@@ -173,7 +174,7 @@ func TestBalancerSequential(t *testing.T) {
 
 func balancerSequential(t *testing.T, c float64) {
 	weighted := []chash.Node{{ID: "a", Weight: 1}, {ID: "b", Weight: 5}, {ID: "c", Weight: 2}, {ID: "d", Weight: 0.5}, {ID: "e", Weight: 1}}
-	for _, nodes := range [][]chash.Node{conformance.Nodes(10), weighted, conformance.Nodes(1)} {
+	for _, nodes := range [][]chash.Node{chashtest.Nodes(10), weighted, chashtest.Nodes(1)} {
 		bounded, err := chash.NewBounded(nodes, chash.WithPartitions(1024))
 		require.NoError(t, err)
 		ring, err := chash.NewRing(nodes)
@@ -248,7 +249,7 @@ func sequentialRun(t *testing.T, p chash.Placer, c float64) {
 // node's count right after an acquire, read independently, must be within
 // the bound for the total read then.
 func TestBalancerConcurrent(t *testing.T) {
-	p, _ := chash.NewBounded(conformance.Nodes(8), chash.WithPartitions(512))
+	p, _ := chash.NewBounded(chashtest.Nodes(8), chash.WithPartitions(512))
 	const c = 1.1
 	b := newBalancer(t, p, balance.WithLoadFactor(c))
 	bd := newBounds(p, c)
@@ -338,7 +339,7 @@ func checkZero(t testing.TB, b *balance.Balancer) {
 func TestBalancerSwap(t *testing.T) {
 	var ps []chash.Placer
 	for _, n := range []int{10, 11, 9} {
-		p, _ := chash.NewBounded(conformance.Nodes(n), chash.WithPartitions(256))
+		p, _ := chash.NewBounded(chashtest.Nodes(n), chash.WithPartitions(256))
 		ps = append(ps, p)
 	}
 	b := newBalancer(t, ps[0])
@@ -425,10 +426,10 @@ func hotKeyRun(t *testing.T, c, hot float64) (kept, other, peak, meanPeak float6
 	if testing.Short() || raceEnabled {
 		steps = 40_000
 	}
-	p, _ := chash.NewBounded(conformance.Nodes(nodes))
+	p, _ := chash.NewBounded(chashtest.Nodes(nodes))
 	b := newBalancer(t, p, balance.WithLoadFactor(c))
 	bd := newBounds(p, c)
-	keys := conformance.Keys(100_000)
+	keys := chashtest.Keys(100_000)
 	rng := rand.New(rand.NewPCG(3, 4))
 	wheel := make([][]balance.Lease, 2*hold+1)
 	ids := make([]string, nodes)
@@ -484,7 +485,7 @@ func TestBalancerAllocs(t *testing.T) {
 	if testing.CoverMode() != "" || raceEnabled {
 		t.Skip("coverage instrumentation and the race detector allocate")
 	}
-	p, err := chash.NewBounded(conformance.Nodes(64))
+	p, err := chash.NewBounded(chashtest.Nodes(64))
 	require.NoError(t, err)
 	hk, err := balance.NewHotKeys(balance.HotKeysConfig{Threshold: 0.05, Sample: 1, Window: 64})
 	require.NoError(t, err)
@@ -518,7 +519,7 @@ func TestBalancerAllocs(t *testing.T) {
 }
 
 func BenchmarkBalancer(b *testing.B) {
-	p, _ := chash.NewBounded(conformance.Nodes(64))
+	p, _ := chash.NewBounded(chashtest.Nodes(64))
 	_, ss := conformance.BenchKeys(13)
 	mask := len(ss) - 1
 	hk, _ := balance.NewHotKeys(balance.HotKeysConfig{})

@@ -12,7 +12,7 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/balance"
-	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/chashtest"
 )
 
 // TestBalancerChoices checks every acquire of a random workload against a
@@ -87,7 +87,7 @@ func TestBalancerChoices(t *testing.T) {
 // counted in Stats; a cold key stays on its first choice.
 func TestBalancerSpread(t *testing.T) {
 	const n = 16
-	p, err := chash.NewRendezvous(conformance.Nodes(n))
+	p, err := chash.NewRendezvous(chashtest.Nodes(n))
 	require.NoError(t, err)
 	for _, maxR := range []int{3, n} {
 		h, err := balance.NewHotKeys(balance.HotKeysConfig{Threshold: 1.0 / n, Sample: 1, Window: 1024})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/balance"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
 )
 
@@ -161,7 +162,7 @@ func BenchmarkHotKeys(b *testing.B) {
 	_, ss := conformance.BenchKeys(13)
 	mask := len(ss) - 1
 	h, _ := balance.NewHotKeys(balance.HotKeysConfig{})
-	r, _ := chash.NewRing(conformance.Nodes(64))
+	r, _ := chash.NewRing(chashtest.Nodes(64))
 	b.Run("ObserveString", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/balance"
-	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/chashtest"
 )
 
 // shuffled is a placer whose top-k lists are not prefixes of each other:
@@ -48,13 +48,13 @@ func TestBalancerLone(t *testing.T) {
 	}
 	maglev, err := chash.NewMaglev(nodes, chash.WithTableSize(1031))
 	require.NoError(t, err)
-	rv, err := chash.NewRendezvous(conformance.Nodes(20))
+	rv, err := chash.NewRendezvous(chashtest.Nodes(20))
 	require.NoError(t, err)
 	placers := map[string]chash.Placer{"maglev (issue 12)": maglev, "shuffled": shuffled{rv}}
 	for _, a := range chash.Algorithms() {
 		p, err := chash.New(a, nodes)
 		if errors.Is(err, chash.ErrInvalidWeight) { // jump: equal weights only
-			p, err = chash.New(a, conformance.Nodes(17))
+			p, err = chash.New(a, chashtest.Nodes(17))
 		}
 		require.NoError(t, err, a.String())
 		placers[a.String()] = p
@@ -189,7 +189,7 @@ func TestBalancerSetPlacerCounts(t *testing.T) {
 // simulated through the hook, take every node's room while an acquire
 // spills. The failed acquire leaves the total as it found it.
 func TestBalancerOverloaded(t *testing.T) {
-	p, err := chash.NewBounded(conformance.Nodes(5))
+	p, err := chash.NewBounded(chashtest.Nodes(5))
 	require.NoError(t, err)
 	const c = 1.25
 	b := newBalancer(t, p, balance.WithLoadFactor(c))

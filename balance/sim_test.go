@@ -16,7 +16,7 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/balance"
-	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/chashtest"
 )
 
 // The hot-key simulation: a request stream over 64 equal nodes, in which
@@ -162,7 +162,7 @@ func (w *simWorker) drain() {
 }
 
 func simulate(t testing.TB, pol simPolicy, wl simWorkload, size simSize) simResult {
-	p, err := chash.NewRendezvous(conformance.Nodes(simNodes))
+	p, err := chash.NewRendezvous(chashtest.Nodes(simNodes))
 	require.NoError(t, err)
 	// Keys worth half a node's fair share are hot; a window of 1,024
 	// samples is about 8,000 requests, or 128 ticks.
@@ -305,7 +305,7 @@ func BenchmarkHotKeyPolicies(b *testing.B) {
 		}
 		for _, pol := range simPolicies {
 			b.Run(strings.NewReplacer(" ", "", "=", "", "+", "_", "%", "").Replace(wl.name+"/"+pol.name), func(b *testing.B) {
-				p, _ := chash.NewRendezvous(conformance.Nodes(simNodes))
+				p, _ := chash.NewRendezvous(chashtest.Nodes(simNodes))
 				hk, _ := balance.NewHotKeys(balance.HotKeysConfig{Threshold: 0.5 / simNodes, Window: 1024})
 				bal := newBalancer(b, p, pol.opts(hk)...)
 				var held [1024]balance.Lease

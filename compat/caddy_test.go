@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/compat"
 	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
@@ -24,7 +25,7 @@ func TestCaddyContract(t *testing.T) {
 	for _, n := range []int{1, 3, 8, 64} {
 		p, err := compat.NewCaddy(caddyUpstreams(n))
 		require.NoError(t, err)
-		conformance.CheckContract(t, p)
+		chashtest.CheckPlacer(t, p)
 	}
 }
 

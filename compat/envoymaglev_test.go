@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/compat"
 	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
@@ -62,11 +63,11 @@ func TestEnvoyMaglevContract(t *testing.T) {
 	for _, n := range []int{1, 3, 8, 64} {
 		p, err := compat.NewEnvoyMaglev(envoyHosts(n), 0)
 		require.NoError(t, err)
-		conformance.CheckContract(t, p)
+		chashtest.CheckPlacer(t, p)
 	}
 	p, err := compat.NewEnvoyMaglev(envoyHosts(10), 7)
 	require.NoError(t, err)
-	conformance.CheckContract(t, p)
+	chashtest.CheckPlacer(t, p)
 }
 
 // Weighted turns give each host entries in proportion to its weight.

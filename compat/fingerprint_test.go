@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/compat"
 	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,7 @@ import (
 // samePlacement reports whether p and q give the same top 3 for 2,000 keys.
 func samePlacement(p, q chash.Placer) bool {
 	var a, b []chash.Node
-	for _, k := range conformance.Keys(2000) {
+	for _, k := range chashtest.Keys(2000) {
 		a, b = p.AppendTopKString(a[:0], k, 3), q.AppendTopKString(b[:0], k, 3)
 		if fmt.Sprint(a) != fmt.Sprint(b) {
 			return false

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/compat"
 	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
@@ -39,11 +40,11 @@ func TestGomemcacheContract(t *testing.T) {
 	for _, n := range []int{1, 3, 8, 64} {
 		p, err := compat.NewGomemcache(conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("10.0.0.%d:11211", i) }))
 		require.NoError(t, err)
-		conformance.CheckContract(t, p)
+		chashtest.CheckPlacer(t, p)
 	}
 	p, err := compat.NewGomemcacheList("a", "b", "a", "c", "a")
 	require.NoError(t, err)
-	conformance.CheckContract(t, p)
+	chashtest.CheckPlacer(t, p)
 	assert.Equal(t, []chash.Node{{ID: "a", Weight: 3}, {ID: "b", Weight: 1}, {ID: "c", Weight: 1}}, p.Nodes())
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/compat"
 	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
@@ -20,7 +21,7 @@ func TestGoRedisContract(t *testing.T) {
 	for _, n := range []int{1, 3, 8, 64} {
 		p, err := compat.NewGoRedis(conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("shard-%d", i) }))
 		require.NoError(t, err)
-		conformance.CheckContract(t, p)
+		chashtest.CheckPlacer(t, p)
 	}
 }
 

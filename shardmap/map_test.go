@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
+	"github.com/keyplace/chash/internal/measure"
 	"github.com/keyplace/chash/shardmap"
 )
 
@@ -25,11 +27,11 @@ func verifyMap(t testing.TB, m *shardmap.Map) {
 	if err := mapViolation(m); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range conformance.Keys(50) {
+	for _, key := range chashtest.Keys(50) {
 		reps := m.AppendReplicas(nil, m.PartitionString(key))
 		require.Equal(t, reps[0], m.LookupString(key))
 		require.Equal(t, reps, m.AppendTopKString(nil, key, m.Replicas()))
-		conformance.Check(t.(*testing.T), m, key, m.Len()+1)
+		chashtest.CheckTopK(t.(*testing.T), m, key, m.Len()+1)
 	}
 }
 
@@ -41,7 +43,7 @@ func mapViolation(m *shardmap.Map) error {
 	for _, n := range members {
 		total += n.Weight
 		if n.Weight > 0 {
-			domains[conformance.DomainOf(n)] = true
+			domains[measure.DomainOf(n)] = true
 		}
 	}
 	count := map[string]int{}
@@ -59,7 +61,7 @@ func mapViolation(m *shardmap.Map) error {
 			if slices.ContainsFunc(reps[:i], func(o chash.Node) bool { return o.ID == n.ID }) {
 				return fmt.Errorf("partition %d twice on %s", p, n.ID)
 			}
-			zones[conformance.DomainOf(n)] = true
+			zones[measure.DomainOf(n)] = true
 			count[n.ID]++
 		}
 		if len(zones) < need {
@@ -94,7 +96,7 @@ func replayPlan(t testing.TB, from, to *shardmap.Map, pl shardmap.Plan) {
 	state := make([][]string, from.Partitions())
 	count := map[string]int{}
 	for p := range state {
-		state[p] = conformance.IDs(from.AppendReplicas(nil, p))
+		state[p] = measure.IDs(from.AppendReplicas(nil, p))
 		for _, id := range state[p] {
 			count[id]++
 		}
@@ -128,7 +130,7 @@ func replayPlan(t testing.TB, from, to *shardmap.Map, pl shardmap.Plan) {
 			reps[0], reps[j] = reps[j], reps[0]
 			promoted[p] = st.From
 			// Everything but the old primary's removal is done.
-			want := conformance.IDs(to.AppendReplicas(nil, p))
+			want := measure.IDs(to.AppendReplicas(nil, p))
 			for _, id := range reps {
 				require.True(t, id == st.From || slices.Contains(want, id), "step %d: promote before %s left", i, id)
 			}
@@ -137,7 +139,7 @@ func replayPlan(t testing.TB, from, to *shardmap.Map, pl shardmap.Plan) {
 	}
 	require.Equal(t, adds, pl.Moves)
 	for p := range state {
-		want := conformance.IDs(to.AppendReplicas(nil, p))
+		want := measure.IDs(to.AppendReplicas(nil, p))
 		require.Equal(t, want[0], state[p][0], "partition %d primary", p)
 		require.ElementsMatch(t, want, state[p], "partition %d", p)
 	}
@@ -164,8 +166,8 @@ func mustMap(t testing.TB, nodes []chash.Node, spec shardmap.Spec) *shardmap.Map
 func moved(from, to *shardmap.Map) int {
 	n := 0
 	for p := 0; p < from.Partitions(); p++ {
-		o := conformance.IDs(from.AppendReplicas(nil, p))
-		for _, id := range conformance.IDs(to.AppendReplicas(nil, p)) {
+		o := measure.IDs(from.AppendReplicas(nil, p))
+		for _, id := range measure.IDs(to.AppendReplicas(nil, p)) {
 			if !slices.Contains(o, id) {
 				n++
 			}
@@ -333,7 +335,7 @@ func TestShardMapJSON(t *testing.T) {
 	require.Equal(t, data, again)
 	var viaJSON shardmap.Map
 	require.NoError(t, json.Unmarshal(data, &viaJSON))
-	for _, key := range conformance.Keys(1000) {
+	for _, key := range chashtest.Keys(1000) {
 		require.Equal(t, m.AppendTopKString(nil, key, 3), back.AppendTopKString(nil, key, 3))
 	}
 	var doc map[string]any
@@ -490,7 +492,7 @@ func FuzzParseShardMap(f *testing.F) {
 
 func BenchmarkShardMapLookup(b *testing.B) {
 	m := mustMap(b, mapNodes(64, 3), shardmap.Spec{Partitions: 4096, Replicas: 3})
-	keys := conformance.Keys(1024)
+	keys := chashtest.Keys(1024)
 	b.Run("lookup", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
@@ -567,7 +569,7 @@ func zoneRoom(nodes []chash.Node, spec shardmap.Spec) (room, need int, ok bool) 
 	perZone := map[string]int{}
 	for _, n := range nodes {
 		if n.Weight > 0 {
-			perZone[conformance.DomainOf(n)] += int(math.Ceil(spec.LoadFactor*float64(spec.Partitions*spec.Replicas)*n.Weight/total - 1e-9))
+			perZone[measure.DomainOf(n)] += int(math.Ceil(spec.LoadFactor*float64(spec.Partitions*spec.Replicas)*n.Weight/total - 1e-9))
 		}
 	}
 	for _, c := range perZone {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/internal/measure"
 )
 
 var update = flag.Bool("update", false, "rewrite golden placement files in testdata/golden")
@@ -27,7 +28,7 @@ func Golden(t *testing.T, name string, p chash.Placer) {
 	for i := 0; i < 1000; i++ {
 		k := fmt.Sprintf("golden-%d", i)
 		buf = p.AppendTopKString(buf[:0], k, 3)
-		fmt.Fprintf(&b, "%s\t%s\n", k, strings.Join(ids(buf), ","))
+		fmt.Fprintf(&b, "%s\t%s\n", k, strings.Join(measure.IDs(buf), ","))
 	}
 	path := filepath.Join("testdata", "golden", name+".txt")
 	if *update {
