@@ -9,13 +9,14 @@ import (
 	"github.com/keyplace/chash/compat"
 )
 
-// ErrReorder reports a SetServers that would renumber a jump placement:
-// servers reordered, or removed other than from the end of the list. Jump
-// numbers servers by their position, so such a change moves most keys (a
-// new order moves all of them, removing the middle one of five about 55%).
-// A removal from the middle also wraps chash.ErrNotLast. WithReshuffle
-// allows the change.
-var ErrReorder = errors.New("gomemcache: jump placement would be renumbered")
+// ErrReorder reports a SetServers that would renumber a positional
+// placement (chash.Algorithm.Positional: jump and jumpback): servers
+// reordered, or removed other than from the end of the list. A positional
+// algorithm numbers servers by their position, so such a change moves most
+// keys (a rotation of five servers moves all of them, removing the middle
+// one of five about 55%). A removal from the middle also wraps
+// chash.ErrNotLast. WithReshuffle allows the change.
+var ErrReorder = errors.New("gomemcache: positional placement would be renumbered")
 
 // WithServerList makes the Selector place every key exactly where
 // memcache.ServerList places it for the same server list: CRC-32 of the
@@ -35,8 +36,9 @@ func WithServerList() Option {
 	}
 }
 
-// WithReshuffle lets SetServers renumber a jump placement (see
-// ErrReorder), accepting that most keys move. Other algorithms ignore it.
+// WithReshuffle lets SetServers renumber a positional placement (jump,
+// jumpback; see ErrReorder), accepting that most keys move. Other
+// algorithms ignore it.
 func WithReshuffle() Option {
 	return func(s *settings) error {
 		s.reshuffle = true
@@ -65,11 +67,14 @@ func (s *Selector) newPlacer(servers []string, nodes []chash.Node) (chash.Placer
 	return chash.New(alg, nodes, s.set.opts...)
 }
 
-// checkOrder refuses a SetServers that would renumber a jump placement:
-// the new list must extend the current one or drop servers from its end.
+// checkOrder refuses a SetServers that would renumber a positional
+// placement (jump, jumpback): the new list must extend the current one or
+// drop servers from its end. It asks the placement itself
+// (chash.IsPositional), not a list of algorithm names. WithServerList is
+// exempt: it is documented to move most keys on any change.
 func (s *Selector) checkOrder(servers []string) error {
 	m := s.current()
-	if s.set.alg != chash.AlgorithmJump || s.set.reshuffle || m == nil {
+	if s.set.reshuffle || s.set.serverList || m == nil || !chash.IsPositional(m.Placer) {
 		return nil
 	}
 	old := m.ids
@@ -79,10 +84,10 @@ func (s *Selector) checkOrder(servers []string) error {
 	}
 	for _, id := range old {
 		if !slices.Contains(servers, id) {
-			return fmt.Errorf("%w: %w: %q is not last (pass WithReshuffle to accept moving most keys)", ErrReorder, chash.ErrNotLast, id)
+			return fmt.Errorf("%w: %w: %q is not last (%v numbers servers by position; pass WithReshuffle to accept moving most keys)", ErrReorder, chash.ErrNotLast, id, s.set.alg)
 		}
 	}
-	return fmt.Errorf("%w: servers given in a new order (pass WithReshuffle to accept moving every key)", ErrReorder)
+	return fmt.Errorf("%w: servers given in a new order (%v numbers servers by position; pass WithReshuffle to accept moving every key)", ErrReorder, s.set.alg)
 }
 
 // DryRun reports what SetServers(servers...) would do to the keys, without

@@ -53,26 +53,42 @@ func TestServerListOptionConflicts(t *testing.T) {
 	}
 }
 
-// With jump, SetServers refuses what would renumber the buckets, and
-// allows it with WithReshuffle.
-func TestJumpReorderRefused(t *testing.T) {
+// With a positional algorithm (jump, jumpback: Algorithm.Positional),
+// SetServers refuses what would renumber the buckets, and allows it with
+// WithReshuffle.
+func TestPositionalReorderRefused(t *testing.T) {
 	s := addrs(5)
-	sel, err := gomemcache.New(s, gomemcache.WithAlgorithm(chash.AlgorithmJump))
-	require.NoError(t, err)
-	err = sel.SetServers(s[4], s[3], s[2], s[1], s[0])
-	assert.ErrorIs(t, err, gomemcache.ErrReorder)
-	err = sel.SetServers(s[0], s[1], s[3], s[4])
-	assert.ErrorIs(t, err, gomemcache.ErrReorder)
-	assert.ErrorIs(t, err, chash.ErrNotLast)
-	mv, err := sel.DryRun(s[0], s[1], s[3], s[4])
-	require.NoError(t, err)
-	assert.Greater(t, mv.Moved, 0.5, "removing the middle of five servers from jump")
-	require.NoError(t, sel.SetServers(append(s, addrs(6)[5])...), "appending")
-	require.NoError(t, sel.SetServers(s[:4]...), "dropping from the end")
+	for _, a := range chash.Algorithms() {
+		if !a.Positional() {
+			continue
+		}
+		t.Run(a.String(), func(t *testing.T) {
+			sel, err := gomemcache.New(s, gomemcache.WithAlgorithm(a))
+			require.NoError(t, err)
+			reordered := []string{s[1], s[2], s[3], s[4], s[0]}
+			mv, err := sel.DryRun(reordered...)
+			require.NoError(t, err)
+			t.Logf("%v: a new order of 5 servers would move %.1f%% of keys", a, 100*mv.Moved)
+			assert.Greater(t, mv.Moved, 0.99)
+			err = sel.SetServers(reordered...)
+			assert.ErrorIs(t, err, gomemcache.ErrReorder)
+			middle := []string{s[0], s[1], s[3], s[4]}
+			err = sel.SetServers(middle...)
+			assert.ErrorIs(t, err, gomemcache.ErrReorder)
+			assert.ErrorIs(t, err, chash.ErrNotLast)
+			assert.Equal(t, s[2], sel.Placer().Nodes()[2].ID, "a refused change changes nothing")
+			mv, err = sel.DryRun(middle...)
+			require.NoError(t, err)
+			assert.Greater(t, mv.Moved, 0.4, "removing the middle of five servers")
+			t.Logf("%v: removing the middle of 5 servers would move %.1f%% of keys", a, 100*mv.Moved)
+			require.NoError(t, sel.SetServers(append(s, addrs(6)[5])...), "appending")
+			require.NoError(t, sel.SetServers(s[:4]...), "dropping from the end")
 
-	free, err := gomemcache.New(s, gomemcache.WithAlgorithm(chash.AlgorithmJump), gomemcache.WithReshuffle())
-	require.NoError(t, err)
-	require.NoError(t, free.SetServers(s[4], s[3], s[2], s[1], s[0]))
+			free, err := gomemcache.New(s, gomemcache.WithAlgorithm(a), gomemcache.WithReshuffle())
+			require.NoError(t, err)
+			require.NoError(t, free.SetServers(reordered...))
+		})
+	}
 	// Other algorithms take any order.
 	ring, err := gomemcache.New(s)
 	require.NoError(t, err)

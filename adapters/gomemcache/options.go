@@ -20,14 +20,17 @@ type settings struct {
 	opts    []chash.Option
 	// serverList places as memcache.ServerList does (WithServerList).
 	serverList bool
-	// reshuffle lets SetServers reorder a jump placement (WithReshuffle).
+	// reshuffle lets SetServers reorder a positional placement (WithReshuffle).
 	reshuffle bool
 }
 
 // WithAlgorithm chooses the placement algorithm. The default is
 // chash.AlgorithmRing, whose placement moves only the keys of a server
-// that is added or removed and honours weights. chash.AlgorithmJump moves
-// keys only when servers are added or removed at the end of the list.
+// that is added or removed and honours weights. A positional algorithm
+// (chash.Algorithm.Positional: chash.AlgorithmJump, chash.AlgorithmJumpBack)
+// numbers servers by their position in the list: it moves keys only when
+// servers are added or removed at the end of the list, and SetServers
+// refuses any other change (ErrReorder) unless WithReshuffle is given.
 func WithAlgorithm(a chash.Algorithm) Option {
 	return func(s *settings) error {
 		if !slices.Contains(chash.Algorithms(), a) {

@@ -89,9 +89,9 @@ func New(servers []string, opts ...Option) (*Selector, error) {
 // returns an error, nothing changes. Unlike memcache.ServerList, a repeated
 // address is an error (wrapping chash.ErrDuplicateID): give weights with
 // WithWeights instead, or place as ServerList does with WithServerList.
-// With chash.AlgorithmJump it refuses, wrapping ErrReorder, a list that
-// reorders the servers or drops one other than from the end, unless
-// WithReshuffle was given; see DryRun for what a change would move. It costs the resolution of every address plus the
+// With a positional algorithm (jump, jumpback) it refuses, wrapping
+// ErrReorder, a list that reorders the servers or drops one other than
+// from the end, unless WithReshuffle was given; see DryRun for what a change would move. It costs the resolution of every address plus the
 // placer's construction (for the ring, O(P log P) for P points).
 func (s *Selector) SetServers(servers ...string) error {
 	if err := s.checkOrder(servers); err != nil {

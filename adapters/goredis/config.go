@@ -24,11 +24,14 @@ type Config struct {
 	Weights map[string]float64
 	// Options are passed to the chash constructor.
 	Options []chash.Option
-	// Reshuffle accepts chash.AlgorithmJump. go-redis hands the Hash its
-	// live shards in map order, so the adapter numbers jump's buckets by
-	// shard name; adding or removing a shard other than the last by name,
-	// and any shard going down, then renumbers buckets and moves most keys.
-	// Without Reshuffle, jump is refused with chash.ErrInvalidOption.
+	// Reshuffle accepts a positional algorithm (Algorithm.Positional:
+	// chash.AlgorithmJump and chash.AlgorithmJumpBack), which numbers its
+	// nodes by position. go-redis hands the Hash its live shards in map
+	// order, so the adapter numbers the buckets by shard name; adding or
+	// removing a shard other than the last by name, and any shard going
+	// down, then renumbers buckets and moves most keys. Without Reshuffle,
+	// a positional algorithm is refused with chash.ErrInvalidOption: two
+	// map orders of the same four shards would disagree on every key.
 	Reshuffle bool
 }
 
@@ -53,9 +56,9 @@ func (c Config) Placer(shards []string) (chash.Placer, error) {
 		}
 		return p, nil
 	}
-	if c.Algorithm == chash.AlgorithmJump {
+	if c.Algorithm.Positional() {
 		if !c.Reshuffle {
-			return nil, fmt.Errorf("goredis: %w: jump numbers shards by position, and go-redis gives no stable order; set Reshuffle to number them by name", chash.ErrInvalidOption)
+			return nil, errPositional(c.Algorithm)
 		}
 		shards = slices.Clone(shards)
 		slices.Sort(shards)
@@ -69,6 +72,13 @@ func (c Config) Placer(shards []string) (chash.Placer, error) {
 		return nil, fmt.Errorf("goredis: %w", err)
 	}
 	return p, nil
+}
+
+// errPositional refuses a positional algorithm without Reshuffle.
+func errPositional(a chash.Algorithm) error {
+	return fmt.Errorf("goredis: %w: %v numbers shards by position, and go-redis hands them over in map order: "+
+		"use Config{Algorithm: %v, Reshuffle: true} to number them by name (a shard going down then moves most keys), "+
+		"or a non-positional algorithm (rendezvous, ring, maglev, bounded)", chash.ErrInvalidOption, a, a)
 }
 
 // NewConsistentHash returns the function for RingOptions.NewConsistentHash,

@@ -101,3 +101,40 @@ func TestConfigDryRun(t *testing.T) {
 	_, err = ring.DryRun(nil, fleet(2))
 	assert.ErrorIs(t, err, goredis.ErrNoShards)
 }
+
+// A positional algorithm (jump, jumpback) numbers shards by position, and
+// go-redis hands the Hash its live shards in map order: without Reshuffle
+// both are refused, by Config and by NewConsistentHash; with it the shards
+// are numbered by name, so two map orders of one fleet agree on every key.
+func TestConfigPositionalRefused(t *testing.T) {
+	shards := []string{"shard1", "shard2", "shard3", "shard4"}
+	reordered := []string{"shard3", "shard1", "shard4", "shard2"}
+	for _, a := range chash.Algorithms() {
+		if !a.Positional() {
+			continue
+		}
+		t.Run(a.String(), func(t *testing.T) {
+			_, err := goredis.Config{Algorithm: a}.Placer(shards)
+			require.ErrorIs(t, err, chash.ErrInvalidOption)
+			assert.Contains(t, err.Error(), "Reshuffle")
+			_, err = goredis.Config{Algorithm: a}.NewConsistentHash(fleet(4))
+			assert.ErrorIs(t, err, chash.ErrInvalidOption)
+			_, err = goredis.NewConsistentHash(a)
+			assert.ErrorIs(t, err, chash.ErrInvalidOption)
+			h := goredis.New(a, shards)
+			assert.ErrorIs(t, h.Err(), chash.ErrInvalidOption)
+			assert.Equal(t, "", h.Get("key"))
+
+			f, err := goredis.Config{Algorithm: a, Reshuffle: true}.NewConsistentHash(fleet(4))
+			require.NoError(t, err)
+			x, y := f(shards), f(reordered)
+			differ := 0
+			for i := range 10000 {
+				if k := fmt.Sprint("key-", i); x.Get(k) != y.Get(k) {
+					differ++
+				}
+			}
+			assert.Zero(t, differ, "keys two map orders of one fleet place differently")
+		})
+	}
+}
