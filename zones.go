@@ -48,8 +48,8 @@ import (
 // allocates when dst has room for k more nodes: the general path's
 // candidates go to a scratch buffer kept in a
 // sync.Pool. A Zoned is immutable and safe for concurrent use. The zero
-// Zoned has no members: Lookup returns the zero Node and AppendTopK
-// appends nothing.
+// Zoned and a nil *Zoned have no members: Lookup returns the zero Node and
+// AppendTopK appends nothing.
 type Zoned struct {
 	p       Placer
 	walk    zoneLister // p's own zone-aware walk, if it has one
@@ -122,15 +122,25 @@ func countDomains(nodes []Node) int {
 	return len(zones) + alone
 }
 
-// Placer returns the wrapped placer.
-func (z *Zoned) Placer() Placer { return z.p }
+// Placer returns the wrapped placer, nil for an empty Zoned.
+func (z *Zoned) Placer() Placer {
+	if z == nil {
+		return nil
+	}
+	return z.p
+}
 
 // Zones returns the number of failure domains among the members.
-func (z *Zoned) Zones() int { return z.domains }
+func (z *Zoned) Zones() int {
+	if z == nil {
+		return 0
+	}
+	return z.domains
+}
 
 // Lookup returns the wrapped placer's node for key.
 func (z *Zoned) Lookup(key []byte) Node {
-	if z.p == nil {
+	if z == nil || z.p == nil {
 		return Node{}
 	}
 	return z.p.Lookup(key)
@@ -138,7 +148,7 @@ func (z *Zoned) Lookup(key []byte) Node {
 
 // LookupString is Lookup for a string key.
 func (z *Zoned) LookupString(key string) Node {
-	if z.p == nil {
+	if z == nil || z.p == nil {
 		return Node{}
 	}
 	return z.p.LookupString(key)
@@ -146,14 +156,19 @@ func (z *Zoned) LookupString(key string) Node {
 
 // Nodes returns the wrapped placer's members, in its order.
 func (z *Zoned) Nodes() []Node {
-	if z.p == nil {
+	if z == nil || z.p == nil {
 		return nil
 	}
 	return z.p.Nodes()
 }
 
 // Len returns the number of members.
-func (z *Zoned) Len() int { return z.n }
+func (z *Zoned) Len() int {
+	if z == nil {
+		return 0
+	}
+	return z.n
+}
 
 // AppendTopK appends up to k distinct nodes for key, spanning as many zones
 // as possible before repeating one, in preference order; the first is the
@@ -182,7 +197,7 @@ func (z *Zoned) candidates(dst []Node, key zkey, m int) []Node {
 }
 
 func (z *Zoned) appendTopK(dst []Node, key zkey, k int) []Node {
-	k = place.ClampK(k, z.n)
+	k = place.ClampK(k, z.Len())
 	if k == 0 {
 		return dst
 	}

@@ -23,6 +23,55 @@ func zoneKeys(t *testing.T) []string {
 	return chashtest.Keys(100_000)
 }
 
+// TestContractZoned runs the contract on a Zoned over each algorithm, with
+// the wrapped algorithm's bounds and nodes in three zones: Zoned places as
+// the placer it wraps, and its lists span the zones.
+func TestContractZoned(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		spec chashtest.Spec
+	}{
+		{"Ring", ringSpec()},
+		{"Rendezvous", rendezvousSpec()},
+		{"Jump", jumpSpec()},
+		{"JumpBack", jumpBackSpec()},
+		{"Maglev", maglevSpec()},
+		{"Bounded", boundedSpec()},
+	} {
+		t.Run(c.name, func(t *testing.T) { chashtest.TestPlacer(t, zonedSpec(c.spec)) })
+	}
+}
+
+// zonedSpec is the contract of a Zoned over the placers s describes.
+func zonedSpec(s chashtest.Spec) chashtest.Spec {
+	wrap := func(p chash.Placer, err error) (chash.Placer, error) {
+		if err != nil {
+			return nil, err
+		}
+		return conformance.AsPlacer(chash.NewZoned(p))
+	}
+	inner := func(p chash.Placer) chash.Placer { return p.(*chash.Zoned).Placer() }
+	newInner, scaled, add, remove := s.New, s.NewScaled, s.Add, s.Remove
+	s.New = func(nodes []chash.Node) (chash.Placer, error) { return wrap(newInner(nodes)) }
+	if scaled != nil {
+		s.NewScaled = func(nodes []chash.Node, unit float64) (chash.Placer, error) { return wrap(scaled(nodes, unit)) }
+	}
+	if add != nil {
+		s.Add = func(p chash.Placer, n chash.Node) (chash.Placer, error) { return wrap(add(inner(p), n)) }
+	}
+	if remove != nil {
+		s.Remove = func(p chash.Placer, id string) (chash.Placer, error) { return wrap(remove(inner(p), id)) }
+	}
+	variants := s.Variants
+	s.Variants = nil
+	for _, v := range variants {
+		s.Variants = append(s.Variants, func() (chash.Placer, error) { return wrap(v()) })
+	}
+	s.Zero = &chash.Zoned{}
+	s.ZoneAware = true
+	return s
+}
+
 func mustZoned(t *testing.T, a chash.Algorithm, nodes []chash.Node) *chash.Zoned {
 	t.Helper()
 	p, err := chash.New(a, nodes)
