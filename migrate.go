@@ -17,7 +17,9 @@ import (
 // sit in a Holder, and Diff and Shares describe the target), plus Route,
 // which also names the fallback. Route does not allocate when neither
 // placer's Lookup does. A Migration is immutable and safe for concurrent
-// use; its zero value is not usable (build one with NewMigration).
+// use. The zero Migration and a nil *Migration place no key: lookups return
+// the zero Node, Route the zero Route and Len 0 (build one with
+// NewMigration).
 type Migration struct {
 	from, to Placer
 }
@@ -48,6 +50,9 @@ func NewMigration(from, to Placer) (*Migration, error) {
 // Route returns key's owner in the new placement and its fallback in the
 // old one: two lookups.
 func (m *Migration) Route(key []byte) Route {
+	if m.empty() {
+		return Route{}
+	}
 	r := Route{Owner: m.to.Lookup(key), Fallback: m.from.Lookup(key)}
 	r.Moved = r.Owner.ID != r.Fallback.ID
 	return r
@@ -55,39 +60,81 @@ func (m *Migration) Route(key []byte) Route {
 
 // RouteString is Route for a string key, without copying it.
 func (m *Migration) RouteString(key string) Route {
+	if m.empty() {
+		return Route{}
+	}
 	r := Route{Owner: m.to.LookupString(key), Fallback: m.from.LookupString(key)}
 	r.Moved = r.Owner.ID != r.Fallback.ID
 	return r
 }
 
 // From returns the old placement.
-func (m *Migration) From() Placer { return m.from }
+func (m *Migration) From() Placer {
+	if m.empty() {
+		return nil
+	}
+	return m.from
+}
 
 // To returns the new placement.
-func (m *Migration) To() Placer { return m.to }
+func (m *Migration) To() Placer {
+	if m.empty() {
+		return nil
+	}
+	return m.to
+}
 
 // Movement returns the share of keys whose owner changes (their reads
 // depend on the fallback until the new owner is filled): Diff(from, to).
-func (m *Migration) Movement() (Movement, error) { return Diff(m.from, m.to) }
+func (m *Migration) Movement() (Movement, error) { return Diff(m.From(), m.To()) }
 
 // Lookup returns key's owner in the new placement.
-func (m *Migration) Lookup(key []byte) Node { return m.to.Lookup(key) }
+func (m *Migration) Lookup(key []byte) Node {
+	if m.empty() {
+		return Node{}
+	}
+	return m.to.Lookup(key)
+}
 
 // LookupString is Lookup for a string key, without copying it.
-func (m *Migration) LookupString(key string) Node { return m.to.LookupString(key) }
+func (m *Migration) LookupString(key string) Node {
+	if m.empty() {
+		return Node{}
+	}
+	return m.to.LookupString(key)
+}
 
 // AppendTopK is the new placement's AppendTopK.
 func (m *Migration) AppendTopK(dst []Node, key []byte, k int) []Node {
+	if m.empty() {
+		return dst
+	}
 	return m.to.AppendTopK(dst, key, k)
 }
 
 // AppendTopKString is AppendTopK for a string key, without copying it.
 func (m *Migration) AppendTopKString(dst []Node, key string, k int) []Node {
+	if m.empty() {
+		return dst
+	}
 	return m.to.AppendTopKString(dst, key, k)
 }
 
 // Nodes returns the new placement's nodes.
-func (m *Migration) Nodes() []Node { return m.to.Nodes() }
+func (m *Migration) Nodes() []Node {
+	if m.empty() {
+		return nil
+	}
+	return m.to.Nodes()
+}
 
 // Len returns the new placement's number of nodes.
-func (m *Migration) Len() int { return m.to.Len() }
+func (m *Migration) Len() int {
+	if m.empty() {
+		return 0
+	}
+	return m.to.Len()
+}
+
+// empty reports whether m is nil or the zero Migration, which place no key.
+func (m *Migration) empty() bool { return m == nil || m.to == nil }

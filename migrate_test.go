@@ -47,6 +47,45 @@ func TestMigrationRoute(t *testing.T) {
 	}
 }
 
+// TestContractMigration runs the contract on a Migration between two
+// rendezvous placements of the same nodes (seeds 1 and 0), with
+// rendezvous's bounds: a Migration places as its target does.
+func TestContractMigration(t *testing.T) {
+	s := rendezvousSpec()
+	migrating := func(to chash.Placer, err error) (chash.Placer, error) {
+		if err != nil {
+			return nil, err
+		}
+		from, err := chash.NewRendezvous(to.Nodes(), chash.WithHasher(chash.XXHashSeed(1)))
+		if err != nil {
+			return nil, err
+		}
+		return conformance.AsPlacer(chash.NewMigration(from, to))
+	}
+	s.New = func(nodes []chash.Node) (chash.Placer, error) { return migrating(chash.NewRendezvous(nodes)) }
+	s.NewScaled = nil
+	s.Add, s.Remove = nil, nil
+	s.Derive = false // Derive does not know a Migration
+	s.Zero = &chash.Migration{}
+	s.Variants = []func() (chash.Placer, error){
+		// Another source, the same target: the same placement.
+		func() (chash.Placer, error) {
+			from, err := chash.NewJump(chashtest.Nodes(10))
+			if err != nil {
+				return nil, err
+			}
+			to, err := chash.NewRendezvous(chashtest.Nodes(10))
+			if err != nil {
+				return nil, err
+			}
+			return conformance.AsPlacer(chash.NewMigration(from, to))
+		},
+		// Another target: another placement.
+		func() (chash.Placer, error) { return migrating(chash.NewMaglev(chashtest.Nodes(10))) },
+	}
+	chashtest.TestPlacer(t, s)
+}
+
 func TestMigrationNil(t *testing.T) {
 	r, err := chash.NewRing([]chash.Node{{ID: "a"}})
 	require.NoError(t, err)
