@@ -24,7 +24,8 @@ import (
 // A Shuffle is immutable and safe for concurrent use; AppendSubset does not
 // allocate when dst has room for size more nodes and costs one rendezvous
 // top-k over all nodes, O(n). Build a new Shuffle when membership changes.
-// The zero Shuffle has no nodes and gives empty subsets.
+// The zero Shuffle and a nil *Shuffle have no nodes and give empty
+// subsets.
 type Shuffle struct {
 	zoned *Zoned
 	opts  []Option
@@ -47,10 +48,16 @@ func NewShuffle(nodes []Node, opts ...Option) (*Shuffle, error) {
 // AppendSubset appends tenant's subset of size nodes (all of them if size
 // exceeds Len, none if size <= 0) to dst, in preference order.
 func (s *Shuffle) AppendSubset(dst []Node, tenant string, size int) []Node {
-	if s.zoned == nil {
-		return dst
+	return s.subsets().AppendTopKString(dst, tenant, size)
+}
+
+// subsets returns the zone-aware placer whose lists are the subsets: nil,
+// which is empty, for a nil or zero Shuffle.
+func (s *Shuffle) subsets() *Zoned {
+	if s == nil {
+		return nil
 	}
-	return s.zoned.AppendTopKString(dst, tenant, size)
+	return s.zoned
 }
 
 // Subset returns tenant's subset of size nodes in a new slice.
@@ -66,7 +73,11 @@ func (s *Shuffle) Placer(tenant string, size int) (*Zoned, error) {
 	if size < 1 {
 		return nil, fmt.Errorf("%w: Shuffle.Placer(%q, %d): want size >= 1", ErrInvalidOption, tenant, size)
 	}
-	r, err := NewRendezvous(s.Subset(tenant, size), s.opts...)
+	var opts []Option
+	if s != nil {
+		opts = s.opts
+	}
+	r, err := NewRendezvous(s.Subset(tenant, size), opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -74,25 +85,10 @@ func (s *Shuffle) Placer(tenant string, size int) (*Zoned, error) {
 }
 
 // Zones returns the number of failure domains among the nodes.
-func (s *Shuffle) Zones() int {
-	if s.zoned == nil {
-		return 0
-	}
-	return s.zoned.domains
-}
+func (s *Shuffle) Zones() int { return s.subsets().Zones() }
 
 // Nodes returns all the nodes in ascending ID order.
-func (s *Shuffle) Nodes() []Node {
-	if s.zoned == nil {
-		return nil
-	}
-	return s.zoned.Nodes()
-}
+func (s *Shuffle) Nodes() []Node { return s.subsets().Nodes() }
 
 // Len returns the number of nodes.
-func (s *Shuffle) Len() int {
-	if s.zoned == nil {
-		return 0
-	}
-	return s.zoned.n
-}
+func (s *Shuffle) Len() int { return s.subsets().Len() }

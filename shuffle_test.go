@@ -5,14 +5,86 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/internal/conformance"
 )
+
+// TestContractShuffle runs the contract on a Shuffle's subsets, taking
+// tenants for keys: a tenant's subset of k nodes is its top k. The subsets
+// are rendezvous hashing's zone-aware lists, with its bounds.
+func TestContractShuffle(t *testing.T) {
+	s := rendezvousSpec()
+	s.New = func(nodes []chash.Node) (chash.Placer, error) {
+		sh, err := chash.NewShuffle(nodes)
+		if err != nil {
+			return nil, err
+		}
+		return subsets{sh}, nil
+	}
+	s.NewScaled = nil
+	s.Add, s.Remove = nil, nil
+	s.Derive = false
+	s.Zero = subsets{&chash.Shuffle{}}
+	s.ZoneAware = true
+	s.Variants = []func() (chash.Placer, error){
+		func() (chash.Placer, error) {
+			sh, err := chash.NewShuffle(chashtest.Nodes(10), chash.WithHasher(chash.XXHashSeed(7)))
+			return subsets{sh}, err
+		},
+	}
+	chashtest.TestPlacer(t, s)
+}
+
+// subsets is the Placer of a Shuffle's subsets: a key is a tenant, and its
+// top k nodes the tenant's subset of size k. Its own zero value holds a
+// nil *Shuffle, which must behave as empty as the zero Shuffle does.
+type subsets struct{ *chash.Shuffle }
+
+// subsetBuf holds the one-node subsets of Lookup, which would otherwise
+// escape to the heap through the rendezvous placer's interface.
+var subsetBuf = sync.Pool{New: func() any { return new([]chash.Node) }}
+
+func (s subsets) Lookup(key []byte) chash.Node { return s.LookupString(unsafeString(key)) }
+
+func (s subsets) LookupString(key string) chash.Node {
+	b := subsetBuf.Get().(*[]chash.Node)
+	*b = s.AppendSubset((*b)[:0], key, 1)
+	var n chash.Node
+	if len(*b) > 0 {
+		n = (*b)[0]
+	}
+	clear(*b)
+	subsetBuf.Put(b)
+	return n
+}
+
+func (s subsets) AppendTopK(dst []chash.Node, key []byte, k int) []chash.Node {
+	return s.AppendSubset(dst, unsafeString(key), k)
+}
+
+func (s subsets) AppendTopKString(dst []chash.Node, key string, k int) []chash.Node {
+	return s.AppendSubset(dst, key, k)
+}
+
+// Fingerprint is that of the rendezvous placer whose zone-aware lists the
+// subsets are, which Shuffle does not expose: its subset of all the nodes.
+func (s subsets) Fingerprint() string {
+	p, err := s.Placer("fingerprint", s.Len())
+	if err != nil {
+		return chash.FingerprintNone
+	}
+	return chash.Fingerprint(p)
+}
+
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func tenants(n int) []string {
 	out := make([]string, n)

@@ -196,24 +196,32 @@ func appendToDst(t testing.TB, s *suite) {
 	}
 }
 
-// empties returns the zero value and, for a type that has one, the nil
-// pointer (or other nil) of the placer's type, each freshly made.
+// empties returns the zero value of the placer's type (freshly made, for a
+// pointer type) and its nil (for a type that has one). For a type that is
+// not a pointer, Spec.Zero is the zero value checked, and the type's own
+// zero value, if it differs, is checked as its nil: a struct wrapping a
+// pointer has its nil there.
 func (s *suite) empties(t testing.TB) (zero, typedNil chash.Placer) {
 	t.Helper()
 	typ := s.typ
 	if typ == nil {
 		typ = reflect.TypeOf(s.build(t, s.nodes(1)))
 	}
-	if typ.Kind() == reflect.Pointer {
-		zero = reflect.New(typ.Elem()).Interface().(chash.Placer)
-	} else {
-		zero = reflect.Zero(typ).Interface().(chash.Placer)
-	}
 	switch typ.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+	case reflect.Pointer:
+		return reflect.New(typ.Elem()).Interface().(chash.Placer), reflect.Zero(typ).Interface().(chash.Placer)
+	case reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
 		typedNil = reflect.Zero(typ).Interface().(chash.Placer)
+		if s.Zero != nil {
+			return s.Zero, typedNil
+		}
+		return typedNil, typedNil
 	}
-	return zero, typedNil
+	zero = reflect.Zero(typ).Interface().(chash.Placer)
+	if s.Zero == nil || reflect.ValueOf(s.Zero).IsZero() {
+		return zero, nil
+	}
+	return s.Zero, zero
 }
 
 // empty checks that the zero value and the nil pointer of the placer's
@@ -357,6 +365,9 @@ func callMethods(t testing.TB, name string, p chash.Placer, skip []string) {
 // that they refuse the zero value, which has no members, without a panic.
 func nilPlacer(t testing.TB, s *suite) {
 	zero, typedNil := s.empties(t)
+	if !isNil(typedNil) {
+		typedNil = nil // a struct's zero value is not a nil placer
+	}
 	good := s.build(t, s.nodes(3))
 	for _, c := range []struct {
 		name string
