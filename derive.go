@@ -28,8 +28,12 @@ import (
 // package nor a Deriver. A zero-value placer derives with its constructor's
 // default options. p is unchanged.
 func Derive(p Placer, nodes []Node) (Placer, error) {
-	if h, ok := p.(*Holder); ok {
-		p = h.Load()
+	for depth := 0; depth < maxHolderDepth; depth++ {
+		h, ok := p.(*Holder)
+		if !ok {
+			break
+		}
+		p = h.Load() // a Holder may hold a Holder, as Fingerprint allows
 	}
 	if isNil(p) {
 		return nil, fmt.Errorf("%w: Derive from a nil placer", ErrNilPlacer)

@@ -58,6 +58,23 @@ func TestDeriveErrors(t *testing.T) {
 	assert.Equal(t, chash.DefaultTableSize, q.(*chash.Maglev).TableSize())
 }
 
+// A Holder that holds a Holder derives from the placer inside both, as
+// Fingerprint reads through it (found by chashtest's Derive case on a
+// Holder, which derives through a Holder of the placer under test).
+func TestDeriveNestedHolder(t *testing.T) {
+	r, err := chash.NewRing(chashtest.Nodes(3))
+	require.NoError(t, err)
+	q, err := chash.Derive(chash.NewHolder(chash.NewHolder(r)), chashtest.Nodes(4))
+	require.NoError(t, err)
+	want, err := chash.NewRing(chashtest.Nodes(4))
+	require.NoError(t, err)
+	assert.Equal(t, chash.Fingerprint(want), chash.Fingerprint(q))
+	self := new(chash.Holder)
+	self.Store(self)
+	_, err = chash.Derive(self, chashtest.Nodes(4))
+	assert.Error(t, err, "a Holder that holds itself")
+}
+
 // Options survive a derivation.
 func TestDeriveKeepsOptions(t *testing.T) {
 	nodes := []chash.Node{{ID: "a"}, {ID: "b"}}

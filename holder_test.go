@@ -5,9 +5,53 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/chashtest"
+	"github.com/keyplace/chash/internal/conformance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// TestContractHolder runs the contract on a Holder holding a rendezvous
+// placer, with rendezvous's bounds: a Holder places as what it holds.
+func TestContractHolder(t *testing.T) {
+	s := rendezvousSpec()
+	s.New = holding(s.New)
+	s.Add = holdingAdd(s.Add)
+	s.Remove = holdingRemove(s.Remove)
+	for i, v := range s.Variants {
+		s.Variants[i] = func() (chash.Placer, error) {
+			return holding(func([]chash.Node) (chash.Placer, error) { return v() })(nil)
+		}
+	}
+	s.Zero = &chash.Holder{}
+	// A nil *Holder reads as empty, but storing into it panics.
+	s.NilPanics = []string{"Store", "Swap"}
+	chashtest.TestPlacer(t, s)
+}
+
+// holding wraps a constructor's placer in a Holder.
+func holding(f func([]chash.Node) (chash.Placer, error)) func([]chash.Node) (chash.Placer, error) {
+	return func(nodes []chash.Node) (chash.Placer, error) {
+		p, err := f(nodes)
+		if err != nil {
+			return nil, err
+		}
+		return chash.NewHolder(p), nil
+	}
+}
+
+func holdingAdd(f func(chash.Placer, chash.Node) (chash.Placer, error)) func(chash.Placer, chash.Node) (chash.Placer, error) {
+	return func(p chash.Placer, n chash.Node) (chash.Placer, error) {
+		q, err := f(p.(*chash.Holder).Load(), n)
+		return conformance.AsPlacer(chash.NewHolder(q), err)
+	}
+}
+
+func holdingRemove(f func(chash.Placer, string) (chash.Placer, error)) func(chash.Placer, string) (chash.Placer, error) {
+	return func(p chash.Placer, id string) (chash.Placer, error) {
+		q, err := f(p.(*chash.Holder).Load(), id)
+		return conformance.AsPlacer(chash.NewHolder(q), err)
+	}
+}
 
 func TestHolderZero(t *testing.T) {
 	var h chash.Holder
