@@ -164,15 +164,49 @@ type route struct{ key string }
 // by its client's IP address. Compose it to add headers, for example
 //
 //	Rewrite: func(pr *httputil.ProxyRequest) { router.Rewrite(pr); pr.SetXForwarded() }
+//
+// ReverseProxy forwards the path as the client wrote it
+// (URL.EscapedPath()), dot segments and encoded slashes included, and
+// backends read such paths differently: one that cleans its path serves
+// "/tenants/a/../b/x" and "/tenants/a%2F..%2Fb/x" for tenant b, one that
+// matches escaped segments serves the second for tenant "a/../b". So
+// when the request's path is not clean (dot segments, repeated slashes,
+// an encoded slash) and the key reads the path (as PathPrefix does), the
+// key is taken from the cleaned, decoded path and that path is what is
+// forwarded, keeping a trailing slash: the backend that owns the key
+// receives the path it was keyed by. Requests whose key does not read
+// the path (Header, Cookie, Query) are forwarded unchanged.
 func (r *Router) Rewrite(pr *httputil.ProxyRequest) {
 	k, ok := r.key(pr.In)
+	clean, fix := "", false
+	if c, changed := cleanPath(pr.In.URL); changed {
+		// Does the key read the path? Compare it on the clean path and on
+		// the root.
+		kc, okc := r.key(withPath(pr.In, c))
+		k0, ok0 := r.key(withPath(pr.In, "/"))
+		if kc != k0 || okc != ok0 {
+			k, ok, clean, fix = kc, okc, c, true
+		}
+	}
 	if !ok {
 		k, _, _ = net.SplitHostPort(pr.In.RemoteAddr)
 	}
 	if u, err := r.target(r.view().live.LookupString(k).ID); err == nil {
 		pr.SetURL(u)
 	}
+	if fix {
+		pr.Out.URL.Path, pr.Out.URL.RawPath = clean, ""
+	}
 	pr.Out = pr.Out.WithContext(context.WithValue(pr.Out.Context(), routeKey{}, &route{key: k}))
+}
+
+// withPath returns a shallow copy of req whose URL has path p.
+func withPath(req *http.Request, p string) *http.Request {
+	c := *req
+	u := *req.URL
+	u.Path, u.RawPath = p, ""
+	c.URL = &u
+	return &c
 }
 
 // ReverseProxy returns a ReverseProxy routed by r over base (nil means

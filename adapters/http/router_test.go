@@ -155,7 +155,7 @@ func TestPathPrefix(t *testing.T) {
 		"/tenants/42/":       "/tenants/42",
 		"/tenants":           "",
 		"/tenants/":          "",
-		"//42/x":             "",
+		"//42/x":             "/42/x", // read cleaned, as the backend serves it
 		"":                   "",
 	} {
 		got, ok := PathPrefix(2)(&http.Request{URL: &url.URL{Path: path}})
