@@ -30,6 +30,11 @@ var (
 	// NewZoned, NewMigration, Derive, balance.New and every other function
 	// that takes one.
 	ErrNilPlacer = errors.New("chash: nil placer")
+	// ErrInvalidState reports a placement state that cannot be restored:
+	// truncated or corrupted bytes or text, a bucket out of range or given
+	// twice, or a state whose number of working buckets differs from the
+	// number of nodes given with it.
+	ErrInvalidState = errors.New("chash: invalid state")
 	// ErrNotLast reports an attempt to remove a Jump node that is not the last
 	// bucket. Jump numbers its nodes 0 to n-1 and can only drop bucket n-1:
 	// removing a node in the middle would renumber every bucket after it and
