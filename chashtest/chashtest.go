@@ -92,7 +92,8 @@ type Spec struct {
 	// and second choices spread over the nodes of the other domains.
 	ZoneAware bool
 	// Derive is set when chash.Derive supports the placer: the suite
-	// checks that it places as New does for the new members.
+	// checks that it places as New does for the new members (as Next
+	// does, when set).
 	Derive bool
 
 	// MaxCV and MaxPeak bound the coefficient of variation and the
@@ -113,7 +114,10 @@ type Spec struct {
 	// Spread bounds how concentrated second choices are: for the keys
 	// whose first choice is a node, no other node may take more than
 	// Spread/(n-1) of them as second choice, and every other node must
-	// take some. Zero means 2.5.
+	// take some. Zero means 2.5. A Spread of 9 or more (one node taking
+	// the share of the suite's 9 others) declares that a node's keys may
+	// all have the same second choice, as when the next choice is the
+	// next server of a list, and turns the check off.
 	Spread float64
 
 	// WeightTVD bounds the total variation distance between shares and
