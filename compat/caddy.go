@@ -28,8 +28,9 @@ import (
 // upstreams. Lookup is O(n): one xxhash64
 // per upstream of its precomputed prefix state and the key, with no
 // allocation. A Caddy is immutable and safe for concurrent use; Nodes are
-// reported in the given order. The zero Caddy is not usable: build one
-// with NewCaddy.
+// reported in the given order. The zero Caddy and a nil *Caddy place no key:
+// lookups return the zero Node, AppendTopK appends nothing and Len is 0
+// (build one with NewCaddy).
 type Caddy struct {
 	nodes    []chash.Node
 	prefixes []xxhash.Digest // each upstream's dial address, written
@@ -70,13 +71,21 @@ func (c *Caddy) pick(key []byte) int {
 }
 
 // Lookup returns the upstream Caddy selects for key.
-func (c *Caddy) Lookup(key []byte) chash.Node { return c.nodes[c.pick(key)] }
+func (c *Caddy) Lookup(key []byte) chash.Node {
+	if c.Len() == 0 {
+		return chash.Node{}
+	}
+	return c.nodes[c.pick(key)]
+}
 
 // LookupString is Lookup for a string key, without copying it.
 func (c *Caddy) LookupString(key string) chash.Node { return c.Lookup(stringBytes(key)) }
 
 // AppendTopK appends up to k upstreams in descending score order.
 func (c *Caddy) AppendTopK(dst []chash.Node, key []byte, k int) []chash.Node {
+	if c.Len() == 0 {
+		return dst
+	}
 	return appendByScore(dst, c.nodes, k, func(i int) uint64 { return c.score(i, key) })
 }
 
@@ -86,7 +95,17 @@ func (c *Caddy) AppendTopKString(dst []chash.Node, key string, k int) []chash.No
 }
 
 // Nodes returns a copy of the upstreams, in the given order.
-func (c *Caddy) Nodes() []chash.Node { return slices.Clone(c.nodes) }
+func (c *Caddy) Nodes() []chash.Node {
+	if c == nil {
+		return nil
+	}
+	return slices.Clone(c.nodes)
+}
 
 // Len returns the number of upstreams.
-func (c *Caddy) Len() int { return len(c.nodes) }
+func (c *Caddy) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.nodes)
+}

@@ -21,7 +21,8 @@ func caddyUpstreams(n int) []chash.Node {
 	return conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("10.0.0.%d:8080", i) })
 }
 
-func TestCaddyContract(t *testing.T) {
+// TestCaddySizes holds Caddy at several sizes to the interface's rules.
+func TestCaddySizes(t *testing.T) {
 	for _, n := range []int{1, 3, 8, 64} {
 		p, err := compat.NewCaddy(caddyUpstreams(n))
 		require.NoError(t, err)
@@ -64,4 +65,18 @@ func BenchmarkCaddy(b *testing.B) {
 	p, err := compat.NewCaddy(caddyUpstreams(8))
 	require.NoError(b, err)
 	benchCompat(b, p)
+}
+
+// TestContractCaddy runs the contract: highest random weight, so minimal
+// disruption and rendezvous's balance; the configured order is kept and
+// decides only exact ties.
+func TestContractCaddy(t *testing.T) {
+	chashtest.TestPlacer(t, chashtest.Spec{
+		New:        func(nodes []chash.Node) (chash.Placer, error) { return conformance.AsPlacer(compat.NewCaddy(nodes)) },
+		Zero:       &compat.Caddy{},
+		Nodes:      caddyUpstreams,
+		KeepsOrder: true,
+		Derive:     true,
+		MaxCV:      0.02, MaxPeak: 1.05, ShareTol: 0.05,
+	})
 }

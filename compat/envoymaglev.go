@@ -42,7 +42,9 @@ const EnvoyMaglevTableSize = 65537
 // remaining hosts in ID order. Lookup is one hash and one table read, with
 // no allocation. Memory is 4 bytes per table entry. An EnvoyMaglev is
 // immutable and safe for concurrent use; Nodes are reported in ascending ID
-// order. The zero EnvoyMaglev is not usable: build one with NewEnvoyMaglev.
+// order. The zero EnvoyMaglev and a nil *EnvoyMaglev place no key: lookups
+// return the zero Node, AppendTopK appends nothing and Len is 0 (build one
+// with NewEnvoyMaglev).
 type EnvoyMaglev struct {
 	nodes []chash.Node
 	table []uint32 // node index per slot
@@ -119,6 +121,9 @@ func (g *EnvoyMaglev) fill(size uint64) {
 
 // Entries returns how many table entries each node owns, in Nodes order.
 func (g *EnvoyMaglev) Entries() []int {
+	if g == nil {
+		return nil
+	}
 	out := make([]int, len(g.nodes))
 	for _, n := range g.table {
 		out[n]++
@@ -127,10 +132,18 @@ func (g *EnvoyMaglev) Entries() []int {
 }
 
 // TableSize returns the number of table entries.
-func (g *EnvoyMaglev) TableSize() int { return len(g.table) }
+func (g *EnvoyMaglev) TableSize() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.table)
+}
 
 // LookupHash returns the host for a request hash computed elsewhere.
 func (g *EnvoyMaglev) LookupHash(h uint64) chash.Node {
+	if g.Len() == 0 {
+		return chash.Node{}
+	}
 	return g.nodes[g.table[h%uint64(len(g.table))]]
 }
 
@@ -154,7 +167,10 @@ func (g *EnvoyMaglev) AppendTopKString(dst []chash.Node, key string, k int) []ch
 }
 
 func (g *EnvoyMaglev) appendTopK(dst []chash.Node, h uint64, k int) []chash.Node {
-	k = place.ClampK(k, len(g.nodes))
+	k = place.ClampK(k, g.Len())
+	if k == 0 {
+		return dst
+	}
 	start := len(dst)
 	for a := 0; a < 8*len(g.nodes) && len(dst)-start < k; a++ {
 		x := h
@@ -174,7 +190,17 @@ func (g *EnvoyMaglev) appendTopK(dst []chash.Node, h uint64, k int) []chash.Node
 }
 
 // Nodes returns a copy of the hosts, ascending by hash key.
-func (g *EnvoyMaglev) Nodes() []chash.Node { return slices.Clone(g.nodes) }
+func (g *EnvoyMaglev) Nodes() []chash.Node {
+	if g == nil {
+		return nil
+	}
+	return slices.Clone(g.nodes)
+}
 
 // Len returns the number of hosts.
-func (g *EnvoyMaglev) Len() int { return len(g.nodes) }
+func (g *EnvoyMaglev) Len() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.nodes)
+}

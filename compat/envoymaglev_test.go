@@ -59,7 +59,9 @@ func envoyHosts(n int) []chash.Node {
 	return conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("10.0.0.%d:8080", i) })
 }
 
-func TestEnvoyMaglevContract(t *testing.T) {
+// TestEnvoyMaglevSizes holds EnvoyMaglev at several sizes, and with a
+// table smaller than the hosts, to the interface's rules.
+func TestEnvoyMaglevSizes(t *testing.T) {
 	for _, n := range []int{1, 3, 8, 64} {
 		p, err := compat.NewEnvoyMaglev(envoyHosts(n), 0)
 		require.NoError(t, err)
@@ -103,4 +105,27 @@ func BenchmarkEnvoyMaglev(b *testing.B) {
 	p, err := compat.NewEnvoyMaglev(envoyHosts(8), 0)
 	require.NoError(b, err)
 	benchCompat(b, p)
+}
+
+// TestContractEnvoyMaglev runs the contract: Maglev over a table of 65537,
+// so near-perfect balance and a small collateral on each change.
+func TestContractEnvoyMaglev(t *testing.T) {
+	chashtest.TestPlacer(t, chashtest.Spec{
+		New: func(nodes []chash.Node) (chash.Placer, error) {
+			return conformance.AsPlacer(compat.NewEnvoyMaglev(nodes, 0))
+		},
+		Zero:     &compat.EnvoyMaglev{},
+		Nodes:    envoyHosts,
+		Weighted: true,
+		Derive:   true,
+		MaxCV:    0.03, MaxPeak: 1.05, ShareTol: 0.04,
+		Collateral: 0.02,
+		// Whole weights, the smallest 100.
+		NewScaled: func(nodes []chash.Node, unit float64) (chash.Placer, error) {
+			return conformance.AsPlacer(compat.NewEnvoyMaglev(wholeWeights(nodes, 100/unit), 0))
+		},
+		Variants: []func() (chash.Placer, error){
+			func() (chash.Placer, error) { return compat.NewEnvoyMaglev(envoyHosts(10), 1009) },
+		},
+	})
 }

@@ -35,8 +35,9 @@ const gomemcacheKeyLimit = 256
 // one division, with no allocation. A Gomemcache is immutable and safe for
 // concurrent use; Nodes reports each distinct server once, in order of
 // first appearance, with its number of entries as its weight. The zero
-// Gomemcache is not usable: build one with NewGomemcache or
-// NewGomemcacheList.
+// Gomemcache and a nil *Gomemcache place no key: lookups return the zero
+// Node, AppendTopK appends nothing and Len is 0 (build one with
+// NewGomemcache or NewGomemcacheList).
 type Gomemcache struct {
 	nodes []chash.Node // distinct servers, in order of first appearance
 	slots []uint32     // the list: slots[i] is the node of entry i
@@ -101,6 +102,9 @@ func NewGomemcacheList(servers ...string) (*Gomemcache, error) {
 // List returns the server list the placement reproduces, repeats included:
 // what to give ServerList.SetServers.
 func (g *Gomemcache) List() []string {
+	if g == nil {
+		return nil
+	}
 	out := make([]string, len(g.slots))
 	for i, s := range g.slots {
 		out[i] = g.nodes[s].ID
@@ -119,7 +123,12 @@ func (g *Gomemcache) slot(key []byte) int {
 }
 
 // Lookup returns the server ServerList.PickServer picks for key.
-func (g *Gomemcache) Lookup(key []byte) chash.Node { return g.nodes[g.slots[g.slot(key)]] }
+func (g *Gomemcache) Lookup(key []byte) chash.Node {
+	if g.Len() == 0 {
+		return chash.Node{}
+	}
+	return g.nodes[g.slots[g.slot(key)]]
+}
 
 // LookupString is Lookup for a string key, without copying it.
 func (g *Gomemcache) LookupString(key string) chash.Node { return g.Lookup(stringBytes(key)) }
@@ -127,7 +136,10 @@ func (g *Gomemcache) LookupString(key string) chash.Node { return g.Lookup(strin
 // AppendTopK appends up to k distinct servers for key: its own, then the
 // next distinct servers of the list, wrapping around.
 func (g *Gomemcache) AppendTopK(dst []chash.Node, key []byte, k int) []chash.Node {
-	k = place.ClampK(k, len(g.nodes))
+	k = place.ClampK(k, g.Len())
+	if k == 0 {
+		return dst
+	}
 	start := len(dst)
 	for i, step := g.slot(key), 0; step < len(g.slots) && len(dst)-start < k; step++ {
 		if n := &g.nodes[g.slots[i]]; absent(dst[start:], n.ID) {
@@ -147,7 +159,17 @@ func (g *Gomemcache) AppendTopKString(dst []chash.Node, key string, k int) []cha
 
 // Nodes returns a copy of the distinct servers, in order of first
 // appearance, each weighted by its number of entries.
-func (g *Gomemcache) Nodes() []chash.Node { return slices.Clone(g.nodes) }
+func (g *Gomemcache) Nodes() []chash.Node {
+	if g == nil {
+		return nil
+	}
+	return slices.Clone(g.nodes)
+}
 
 // Len returns the number of distinct servers.
-func (g *Gomemcache) Len() int { return len(g.nodes) }
+func (g *Gomemcache) Len() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.nodes)
+}

@@ -3,8 +3,12 @@ package compat_test
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/keyplace/chash/internal/measure"
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/chashtest"
@@ -36,7 +40,9 @@ func TestGomemcacheVectors(t *testing.T) {
 	})
 }
 
-func TestGomemcacheContract(t *testing.T) {
+// TestGomemcacheSizes holds Gomemcache at several sizes to the
+// interface's rules.
+func TestGomemcacheSizes(t *testing.T) {
 	for _, n := range []int{1, 3, 8, 64} {
 		p, err := compat.NewGomemcache(conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("10.0.0.%d:11211", i) }))
 		require.NoError(t, err)
@@ -74,4 +80,47 @@ func BenchmarkGomemcache(b *testing.B) {
 	p, err := compat.NewGomemcache(conformance.NamedNodes(8, func(i int) string { return fmt.Sprintf("10.0.0.%d:11211", i) }))
 	require.NoError(b, err)
 	benchCompat(b, p)
+}
+
+// TestContractGomemcache runs the contract: CRC-32 modulo the list, which
+// is not consistent (any change moves most keys: Collateral 1), whose list
+// order is the placement, and whose next choice is the next server of the
+// list (Spread 9: a server's keys all fail over to one other).
+func TestContractGomemcache(t *testing.T) {
+	servers := func(n int) []chash.Node {
+		return conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("10.0.0.%d:11211", i) })
+	}
+	chashtest.TestPlacer(t, chashtest.Spec{
+		New: func(nodes []chash.Node) (chash.Placer, error) {
+			return conformance.AsPlacer(compat.NewGomemcache(nodes))
+		},
+		Zero:       &compat.Gomemcache{},
+		Nodes:      servers,
+		Ordered:    true,
+		Weighted:   true,
+		Derive:     true,
+		Collateral: 1,
+		Spread:     9,
+		MaxCV:      0.02, MaxPeak: 1.05, ShareTol: 0.05,
+		// Weights are entry counts: the smallest weight gets 100.
+		NewScaled: func(nodes []chash.Node, unit float64) (chash.Placer, error) {
+			return conformance.AsPlacer(compat.NewGomemcache(wholeWeights(nodes, 100/unit)))
+		},
+		Variants: []func() (chash.Placer, error){
+			// The list with its first server again at the end.
+			func() (chash.Placer, error) {
+				list := measure.IDs(servers(10))
+				return compat.NewGomemcacheList(append(list, list[0])...)
+			},
+		},
+	})
+}
+
+// wholeWeights returns nodes with each weight times scale, rounded.
+func wholeWeights(nodes []chash.Node, scale float64) []chash.Node {
+	out := slices.Clone(nodes)
+	for i := range out {
+		out[i].Weight = math.Round(out[i].Weight * scale)
+	}
+	return out
 }

@@ -36,8 +36,9 @@ import (
 //
 // Lookup is O(n) for n shards, one hash of the key and one multiply per
 // shard, with no allocation. A GoRedis is immutable and safe for concurrent
-// use; nodes are reported in ascending ID order. The zero GoRedis is not
-// usable: build one with NewGoRedis.
+// use; nodes are reported in ascending ID order. The zero GoRedis and a nil
+// *GoRedis place no key: lookups return the zero Node, AppendTopK appends
+// nothing and Len is 0 (build one with NewGoRedis).
 type GoRedis struct {
 	nodes  []chash.Node // ascending by ID
 	hashes []uint64     // xxhash64 of each name
@@ -101,11 +102,17 @@ func (g *GoRedis) pick(h uint64) int {
 
 // Lookup returns the shard go-redis would send key to.
 func (g *GoRedis) Lookup(key []byte) chash.Node {
+	if g.Len() == 0 {
+		return chash.Node{}
+	}
 	return g.nodes[g.pick(xxhash.Sum64(goRedisHashKeyBytes(key)))]
 }
 
 // LookupString is Lookup for a string key, without copying it.
 func (g *GoRedis) LookupString(key string) chash.Node {
+	if g.Len() == 0 {
+		return chash.Node{}
+	}
 	return g.nodes[g.pick(xxhash.Sum64String(GoRedisHashKey(key)))]
 }
 
@@ -120,11 +127,24 @@ func (g *GoRedis) AppendTopKString(dst []chash.Node, key string, k int) []chash.
 }
 
 func (g *GoRedis) appendTopK(dst []chash.Node, h uint64, k int) []chash.Node {
+	if g.Len() == 0 {
+		return dst
+	}
 	return appendByScore(dst, g.nodes, k, func(i int) uint64 { return xorshiftMult64(h ^ g.hashes[i]) })
 }
 
 // Nodes returns a copy of the shards, ascending by ID.
-func (g *GoRedis) Nodes() []chash.Node { return slices.Clone(g.nodes) }
+func (g *GoRedis) Nodes() []chash.Node {
+	if g == nil {
+		return nil
+	}
+	return slices.Clone(g.nodes)
+}
 
 // Len returns the number of shards.
-func (g *GoRedis) Len() int { return len(g.nodes) }
+func (g *GoRedis) Len() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.nodes)
+}

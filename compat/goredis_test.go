@@ -17,7 +17,9 @@ func TestGoRedisVectors(t *testing.T) {
 	checkCompatVectors(t, "goredis/vectors.tsv", func(s compatSet) (chash.Placer, error) { return compat.NewGoRedis(s.nodes) })
 }
 
-func TestGoRedisContract(t *testing.T) {
+// TestGoRedisSizes holds GoRedis at several sizes to the interface's
+// rules.
+func TestGoRedisSizes(t *testing.T) {
 	for _, n := range []int{1, 3, 8, 64} {
 		p, err := compat.NewGoRedis(conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("shard-%d", i) }))
 		require.NoError(t, err)
@@ -66,4 +68,18 @@ func BenchmarkGoRedis(b *testing.B) {
 	p, err := compat.NewGoRedis(conformance.NamedNodes(8, func(i int) string { return fmt.Sprintf("shard-%d", i) }))
 	require.NoError(b, err)
 	benchCompat(b, p)
+}
+
+// TestContractGoRedis runs the contract: go-rendezvous, so minimal
+// disruption and rendezvous's balance.
+func TestContractGoRedis(t *testing.T) {
+	chashtest.TestPlacer(t, chashtest.Spec{
+		New:  func(nodes []chash.Node) (chash.Placer, error) { return conformance.AsPlacer(compat.NewGoRedis(nodes)) },
+		Zero: &compat.GoRedis{},
+		Nodes: func(n int) []chash.Node {
+			return conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("shard-%d", i) })
+		},
+		Derive: true,
+		MaxCV:  0.02, MaxPeak: 1.05, ShareTol: 0.05,
+	})
 }

@@ -31,8 +31,9 @@ const GroupcacheReplicas = 50
 // AppendTopK continues clockwise over distinct peers. Lookup is a CRC-32
 // and a binary search over n × replicas points, with no allocation. A
 // Groupcache is immutable and safe for concurrent use; Nodes are reported
-// in the given order. The zero Groupcache is not usable: build one with
-// NewGroupcache.
+// in the given order. The zero Groupcache and a nil *Groupcache place no
+// key: lookups return the zero Node, AppendTopK appends nothing and Len is 0
+// (build one with NewGroupcache).
 type Groupcache struct {
 	nodes    []chash.Node
 	ring     pointRing
@@ -73,6 +74,9 @@ func NewGroupcache(peers []chash.Node, replicas int) (*Groupcache, error) {
 
 // Lookup returns the peer groupcache's Map.Get returns for key.
 func (g *Groupcache) Lookup(key []byte) chash.Node {
+	if g.Len() == 0 {
+		return chash.Node{}
+	}
 	return g.nodes[g.ring.owner[g.ring.search(uint64(crc32.ChecksumIEEE(key)))]]
 }
 
@@ -81,6 +85,9 @@ func (g *Groupcache) LookupString(key string) chash.Node { return g.Lookup(strin
 
 // AppendTopK appends up to k distinct peers met clockwise from key.
 func (g *Groupcache) AppendTopK(dst []chash.Node, key []byte, k int) []chash.Node {
+	if g.Len() == 0 {
+		return dst
+	}
 	return g.ring.appendWalk(dst, g.nodes, g.ring.search(uint64(crc32.ChecksumIEEE(key))), k)
 }
 
@@ -90,7 +97,17 @@ func (g *Groupcache) AppendTopKString(dst []chash.Node, key string, k int) []cha
 }
 
 // Nodes returns a copy of the peers, in the given order.
-func (g *Groupcache) Nodes() []chash.Node { return slices.Clone(g.nodes) }
+func (g *Groupcache) Nodes() []chash.Node {
+	if g == nil {
+		return nil
+	}
+	return slices.Clone(g.nodes)
+}
 
 // Len returns the number of peers.
-func (g *Groupcache) Len() int { return len(g.nodes) }
+func (g *Groupcache) Len() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.nodes)
+}

@@ -55,8 +55,9 @@ const (
 // which both systems skip unavailable ones. Lookup is one hash and a binary
 // search over the ring, with no allocation. A RingHash is immutable and
 // safe for concurrent use; Nodes are reported in ring-building order. The
-// zero RingHash is not usable: build one with NewGRPCRingHash or
-// NewEnvoyRingHash.
+// zero RingHash and a nil *RingHash place no key: lookups return the zero
+// Node, AppendTopK appends nothing and Len is 0 (build one with
+// NewGRPCRingHash or NewEnvoyRingHash).
 type RingHash struct {
 	nodes    []chash.Node
 	ring     pointRing
@@ -135,7 +136,12 @@ func newRingHash(ns []chash.Node, minSize, maxSize int) (*RingHash, error) {
 }
 
 // LookupHash returns the endpoint for a request hash computed elsewhere.
-func (r *RingHash) LookupHash(h uint64) chash.Node { return r.nodes[r.ring.owner[r.ring.search(h)]] }
+func (r *RingHash) LookupHash(h uint64) chash.Node {
+	if r.Len() == 0 {
+		return chash.Node{}
+	}
+	return r.nodes[r.ring.owner[r.ring.search(h)]]
+}
 
 // Lookup returns the endpoint for the request whose hash key is key.
 func (r *RingHash) Lookup(key []byte) chash.Node { return r.LookupHash(xxhash.Sum64(key)) }
@@ -145,20 +151,41 @@ func (r *RingHash) LookupString(key string) chash.Node { return r.LookupHash(xxh
 
 // AppendTopK appends up to k distinct endpoints met clockwise from key.
 func (r *RingHash) AppendTopK(dst []chash.Node, key []byte, k int) []chash.Node {
+	if r.Len() == 0 {
+		return dst
+	}
 	return r.ring.appendWalk(dst, r.nodes, r.ring.search(xxhash.Sum64(key)), k)
 }
 
 // AppendTopKString is AppendTopK for a string key, without copying it.
 func (r *RingHash) AppendTopKString(dst []chash.Node, key string, k int) []chash.Node {
+	if r.Len() == 0 {
+		return dst
+	}
 	return r.ring.appendWalk(dst, r.nodes, r.ring.search(xxhash.Sum64String(key)), k)
 }
 
 // Entries returns the number of entries on the ring.
-func (r *RingHash) Entries() int { return len(r.ring.pos) }
+func (r *RingHash) Entries() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.ring.pos)
+}
 
 // Nodes returns a copy of the endpoints: ascending by hash key for grpc-go,
 // in the configured order for Envoy.
-func (r *RingHash) Nodes() []chash.Node { return slices.Clone(r.nodes) }
+func (r *RingHash) Nodes() []chash.Node {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.nodes)
+}
 
 // Len returns the number of endpoints.
-func (r *RingHash) Len() int { return len(r.nodes) }
+func (r *RingHash) Len() int {
+	if r == nil {
+		return 0
+	}
+	return len(r.nodes)
+}

@@ -3,6 +3,7 @@ package compat_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,7 +33,9 @@ func ringHashEndpoints(n int) []chash.Node {
 	return conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("10.0.0.%d:50051", i) })
 }
 
-func TestRingHashContract(t *testing.T) {
+// TestRingHashSizes holds both ring_hash placers at several sizes to the
+// interface's rules.
+func TestRingHashSizes(t *testing.T) {
 	for _, n := range []int{1, 3, 8, 64} {
 		g, err := compat.NewGRPCRingHash(ringHashEndpoints(n), 0, 0)
 		require.NoError(t, err)
@@ -166,4 +169,51 @@ func TestEnvoyRingHashEnvoyRings(t *testing.T) {
 			assert.Equal(t, c.ring[(i+1)%len(c.ring)].host, e.LookupHash(en.pos+1).ID, "%s after entry %d", c.name, i)
 		}
 	}
+}
+
+// ringHashSpec is the contract of a ring_hash placement: a ring of about
+// 1,030 entries at 10 endpoints (103 each), so a ring's disruption, the
+// balance of about 100 points a node, and collateral moves, since the
+// ring's size, and so each endpoint's entry count, depends on the
+// membership (ceil(minWeight × 1024) / minWeight).
+func ringHashSpec(build func([]chash.Node, int, int) (*compat.RingHash, error)) chashtest.Spec {
+	return chashtest.Spec{
+		New:      func(nodes []chash.Node) (chash.Placer, error) { return conformance.AsPlacer(build(nodes, 0, 0)) },
+		Zero:     &compat.RingHash{},
+		Nodes:    ringHashEndpoints,
+		Weighted: true,
+		Derive:   true,
+		MaxCV:    0.15, MaxPeak: 1.35, ShareTol: 0.4,
+		Collateral: 0.08, // measured 0.066 to 0.071 of keys
+		WeightTVD:  0.1,
+		// Whole weights, the smallest 100.
+		NewScaled: func(nodes []chash.Node, unit float64) (chash.Placer, error) {
+			return conformance.AsPlacer(build(wholeWeights(nodes, 100/unit), 0, 0))
+		},
+		Variants: []func() (chash.Placer, error){
+			func() (chash.Placer, error) { return build(ringHashEndpoints(10), 2048, 8192) },
+			func() (chash.Placer, error) { return build(ringHashEndpoints(10), 1024, 1024) },
+		},
+	}
+}
+
+// TestContractGRPCRingHash runs the contract on grpc-go's ring_hash, which
+// sorts the endpoints. Envoy's ring over the same endpoints in that order
+// is the same ring.
+func TestContractGRPCRingHash(t *testing.T) {
+	s := ringHashSpec(compat.NewGRPCRingHash)
+	s.Variants = append(s.Variants, func() (chash.Placer, error) {
+		sorted := ringHashEndpoints(10)
+		slices.SortFunc(sorted, func(a, b chash.Node) int { return strings.Compare(a.ID, b.ID) })
+		return compat.NewEnvoyRingHash(sorted, compat.GRPCMinRingSize, compat.GRPCMaxRingSize)
+	})
+	chashtest.TestPlacer(t, s)
+}
+
+// TestContractEnvoyRingHash runs the contract on Envoy's ring_hash, whose
+// configured order is the order of its entries: Ordered.
+func TestContractEnvoyRingHash(t *testing.T) {
+	s := ringHashSpec(compat.NewEnvoyRingHash)
+	s.Ordered = true
+	chashtest.TestPlacer(t, s)
 }

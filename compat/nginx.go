@@ -48,8 +48,9 @@ const maxNginxWeight = place.MaxPoints / nginxPointsPerWeight
 // in which nginx tries the next upstream when one fails. Lookup is a CRC-32
 // and a binary search over the points, with no allocation. An
 // NginxConsistent is immutable and safe for concurrent use; Nodes are
-// reported in the given order. The zero NginxConsistent is not usable:
-// build one with NewNginxConsistent.
+// reported in the given order. The zero NginxConsistent and a nil
+// *NginxConsistent place no key: lookups return the zero Node, AppendTopK
+// appends nothing and Len is 0 (build one with NewNginxConsistent).
 type NginxConsistent struct {
 	nodes []chash.Node
 	ring  pointRing
@@ -114,6 +115,9 @@ func nginxHostPort(server string) (host, port string) {
 
 // Lookup returns the server nginx proxies a request with this key to.
 func (p *NginxConsistent) Lookup(key []byte) chash.Node {
+	if p.Len() == 0 {
+		return chash.Node{}
+	}
 	return p.nodes[p.ring.owner[p.ring.search(uint64(crc32.ChecksumIEEE(key)))]]
 }
 
@@ -122,6 +126,9 @@ func (p *NginxConsistent) LookupString(key string) chash.Node { return p.Lookup(
 
 // AppendTopK appends up to k distinct servers met clockwise from key.
 func (p *NginxConsistent) AppendTopK(dst []chash.Node, key []byte, k int) []chash.Node {
+	if p.Len() == 0 {
+		return dst
+	}
 	return p.ring.appendWalk(dst, p.nodes, p.ring.search(uint64(crc32.ChecksumIEEE(key))), k)
 }
 
@@ -131,10 +138,20 @@ func (p *NginxConsistent) AppendTopKString(dst []chash.Node, key string, k int) 
 }
 
 // Nodes returns a copy of the servers, in the given order.
-func (p *NginxConsistent) Nodes() []chash.Node { return slices.Clone(p.nodes) }
+func (p *NginxConsistent) Nodes() []chash.Node {
+	if p == nil {
+		return nil
+	}
+	return slices.Clone(p.nodes)
+}
 
 // Len returns the number of servers.
-func (p *NginxConsistent) Len() int { return len(p.nodes) }
+func (p *NginxConsistent) Len() int {
+	if p == nil {
+		return 0
+	}
+	return len(p.nodes)
+}
 
 // nginxHashTries is how many rehashes nginx's plain hash makes before it
 // falls back to round robin.
@@ -159,7 +176,8 @@ const nginxHashTries = 20
 // the remaining servers in order. Lookup is one CRC-32 and a walk over the
 // servers (O(n)), with no allocation. An NginxHash is immutable and safe
 // for concurrent use; Nodes are reported in the given order. The zero
-// NginxHash is not usable: build one with NewNginxHash.
+// NginxHash and a nil *NginxHash place no key: lookups return the zero Node,
+// AppendTopK appends nothing and Len is 0 (build one with NewNginxHash).
 type NginxHash struct {
 	nodes []chash.Node
 	total uint64
@@ -198,6 +216,9 @@ func (p *NginxHash) at(h uint64) int {
 
 // Lookup returns the server nginx proxies a request with this key to.
 func (p *NginxHash) Lookup(key []byte) chash.Node {
+	if p.Len() == 0 {
+		return chash.Node{}
+	}
 	return p.nodes[p.at(cacheMemcachedHash(crc32.ChecksumIEEE(key)))]
 }
 
@@ -207,7 +228,10 @@ func (p *NginxHash) LookupString(key string) chash.Node { return p.Lookup(string
 // AppendTopK appends up to k distinct servers in the order nginx tries
 // them for key.
 func (p *NginxHash) AppendTopK(dst []chash.Node, key []byte, k int) []chash.Node {
-	k = place.ClampK(k, len(p.nodes))
+	k = place.ClampK(k, p.Len())
+	if k == 0 {
+		return dst
+	}
 	start := len(dst)
 	var h uint64
 	var digits [20]byte
@@ -238,10 +262,20 @@ func (p *NginxHash) AppendTopKString(dst []chash.Node, key string, k int) []chas
 }
 
 // Nodes returns a copy of the servers, in the given order.
-func (p *NginxHash) Nodes() []chash.Node { return slices.Clone(p.nodes) }
+func (p *NginxHash) Nodes() []chash.Node {
+	if p == nil {
+		return nil
+	}
+	return slices.Clone(p.nodes)
+}
 
 // Len returns the number of servers.
-func (p *NginxHash) Len() int { return len(p.nodes) }
+func (p *NginxHash) Len() int {
+	if p == nil {
+		return 0
+	}
+	return len(p.nodes)
+}
 
 // crc32Small is the IEEE CRC-32 of a few bytes, computed byte by byte so
 // that a buffer on the caller's stack does not escape into crc32.Update.

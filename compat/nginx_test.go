@@ -65,7 +65,9 @@ func nginxServers(n int) []chash.Node {
 	return conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("10.0.0.%d:8080", i) })
 }
 
-func TestNginxContract(t *testing.T) {
+// TestNginxSizes holds both nginx placers at several sizes to the
+// interface's rules.
+func TestNginxSizes(t *testing.T) {
 	for _, n := range []int{1, 3, 8, 64} {
 		c, err := compat.NewNginxConsistent(nginxServers(n))
 		require.NoError(t, err)
@@ -131,4 +133,54 @@ func BenchmarkNginxHash(b *testing.B) {
 	p, err := compat.NewNginxHash(nginxServers(8))
 	require.NoError(b, err)
 	benchCompat(b, p)
+}
+
+// TestContractNginxConsistent runs the contract: a ring of 160 CRC-32
+// points a unit of weight, so a ring's bounds; the order written is kept
+// and decides only coinciding points.
+func TestContractNginxConsistent(t *testing.T) {
+	chashtest.TestPlacer(t, chashtest.Spec{
+		New: func(nodes []chash.Node) (chash.Placer, error) {
+			return conformance.AsPlacer(compat.NewNginxConsistent(nodes))
+		},
+		Zero:       &compat.NginxConsistent{},
+		Nodes:      nginxServers,
+		KeepsOrder: true,
+		Weighted:   true,
+		Derive:     true,
+		MaxCV:      0.12, MaxPeak: 1.25, ShareTol: 0.3,
+		WeightTVD: 0.08,
+		// Whole weights: the smallest gets 4 (640 points).
+		NewScaled: func(nodes []chash.Node, unit float64) (chash.Placer, error) {
+			return conformance.AsPlacer(compat.NewNginxConsistent(wholeWeights(nodes, 4/unit)))
+		},
+	})
+}
+
+// TestContractNginxHash runs the contract: a 15-bit CRC-32 hash modulo the
+// total weight, walked in the order written, so not consistent (any change
+// moves most keys: Collateral 1) and ordered. nginx's retries add each
+// try's hash to the last, so a server's keys fail over unevenly (measured
+// up to 2.8 times the even share on one other server).
+func TestContractNginxHash(t *testing.T) {
+	chashtest.TestPlacer(t, chashtest.Spec{
+		New: func(nodes []chash.Node) (chash.Placer, error) {
+			return conformance.AsPlacer(compat.NewNginxHash(nodes))
+		},
+		Zero:       &compat.NginxHash{},
+		Nodes:      nginxServers,
+		Ordered:    true,
+		Weighted:   true,
+		Derive:     true,
+		Collateral: 1,
+		Spread:     3.5,
+		MaxCV:      0.02, MaxPeak: 1.05, ShareTol: 0.05,
+		// Whole weights, the smallest 10: a total near the 15-bit hash's
+		// range would favour the servers that cover its low values, as it
+		// does in nginx.
+		NewScaled: func(nodes []chash.Node, unit float64) (chash.Placer, error) {
+			return conformance.AsPlacer(compat.NewNginxHash(wholeWeights(nodes, 10/unit)))
+		},
+		WeightTVD: 0.05,
+	})
 }
