@@ -111,6 +111,13 @@ func proxy(t testing.TB, r *Router) string {
 	t.Helper()
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	t.Cleanup(tr.CloseIdleConnections)
+	return proxyOver(t, r, tr)
+}
+
+// proxyOver serves r over the transport tr on a loopback port and returns
+// its URL.
+func proxyOver(t testing.TB, r *Router, tr http.RoundTripper) string {
+	t.Helper()
 	p := r.ReverseProxy(tr)
 	p.ErrorLog = log.New(io.Discard, "", 0) // the tests provoke errors on purpose
 	srv := httptest.NewServer(p)

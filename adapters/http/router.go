@@ -47,11 +47,12 @@ type Router struct {
 	attempts int
 	cooldown time.Duration
 
-	cur  atomic.Pointer[view]
-	mu   sync.Mutex // serialises view rebuilds
-	bal  *balance.Balancer
-	down map[string]time.Time // backend ID -> when it may be tried again
-	urls sync.Map             // backend ID -> *url.URL
+	cur   atomic.Pointer[view]
+	dirty atomic.Bool // the view must be rebuilt: a draining backend finished
+	mu    sync.Mutex  // serialises view rebuilds
+	bal   *balance.Balancer
+	down  map[string]time.Time // backend ID -> when it may be tried again
+	urls  sync.Map             // backend ID -> *url.URL
 }
 
 // Option configures New.
@@ -60,6 +61,17 @@ type Option func(*Router) error
 // WithLoadFactor bounds each backend's in-flight requests to about c times
 // its weighted share, through a balance.Balancer (c > 1). Requests without a
 // key are not counted.
+//
+// A lease belongs to the backend, not to a connection or a cooldown: the
+// Router keeps one balancer whose members are the backends by ID, changed
+// with SetPlacer, and a lease is released exactly once, when its request
+// ends. A backend cooling down after a dial error takes no request by
+// preference, but the requests it still runs stay counted against it and
+// it keeps its share of the bound until they end (the other backends are
+// held to their bounds meanwhile; only when all of them are full does a
+// request go to it); a backend that leaves the placer keeps its count
+// until its requests end, so that if it comes back it is bounded with
+// them.
 func WithLoadFactor(c float64) Option {
 	return func(r *Router) error { r.c = c; return nil }
 }

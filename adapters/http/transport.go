@@ -49,10 +49,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := t.send(req, attempt, n)
 		if err == nil {
-			resp.Body = leased(resp.Body, lease)
+			resp.Body = leased(resp.Body, t.r, lease)
 			return resp, nil
 		}
-		lease.Release()
+		t.r.release(lease)
 		if last = err; !isDial(err) {
 			return nil, err
 		}
@@ -102,32 +102,34 @@ func isDial(err error) bool {
 
 // leased wraps a response body so that closing it releases the lease,
 // keeping the io.Writer a 101 Switching Protocols body has.
-func leased(body io.ReadCloser, l balance.Lease) io.ReadCloser {
+func leased(body io.ReadCloser, r *Router, l balance.Lease) io.ReadCloser {
 	if l == (balance.Lease{}) {
 		return body
 	}
 	if rwc, ok := body.(io.ReadWriteCloser); ok {
-		return &leasedRWC{ReadWriteCloser: rwc, lease: l}
+		return &leasedRWC{ReadWriteCloser: rwc, r: r, lease: l}
 	}
-	return &leasedBody{ReadCloser: body, lease: l}
+	return &leasedBody{ReadCloser: body, r: r, lease: l}
 }
 
 type leasedBody struct {
 	io.ReadCloser
+	r     *Router
 	lease balance.Lease
 }
 
 func (b *leasedBody) Close() error {
-	defer b.lease.Release()
+	defer b.r.release(b.lease)
 	return b.ReadCloser.Close()
 }
 
 type leasedRWC struct {
 	io.ReadWriteCloser
+	r     *Router
 	lease balance.Lease
 }
 
 func (b *leasedRWC) Close() error {
-	defer b.lease.Release()
+	defer b.r.release(b.lease)
 	return b.ReadWriteCloser.Close()
 }
