@@ -42,8 +42,12 @@ type mapPin struct {
 }
 
 // MarshalJSON encodes the map in the format Parse reads. The
-// encoding of a map is always the same bytes.
+// encoding of a map is always the same bytes; a nil map's is null, as
+// encoding/json writes it.
 func (m *Map) MarshalJSON() ([]byte, error) {
+	if m == nil {
+		return []byte("null"), nil
+	}
 	d := mapDoc{Format: shardMapFormat, Version: m.version, Hash: "xxhash64", Seed: m.spec.Seed,
 		Partitions: m.spec.Partitions, Replicas: m.spec.Replicas, LoadFactor: m.spec.LoadFactor,
 		Pins: []mapPin{}, Assignment: make([][]string, m.spec.Partitions),

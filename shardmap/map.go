@@ -86,8 +86,8 @@ type Pin struct {
 // AppendTopK its replicas in order, then (for k > R) the other nodes of
 // positive weight in rendezvous order of the partition. Lookup is O(1) and
 // allocation-free. A Map is immutable and safe for concurrent use.
-// The zero Map has no partitions and no members: Lookup returns the
-// zero Node and AppendTopK appends nothing.
+// The zero Map and a nil *Map have no partitions and no members: Lookup
+// returns the zero Node, AppendTopK appends nothing and Partition -1.
 type Map struct {
 	spec    Spec
 	version uint64
@@ -141,12 +141,22 @@ var (
 
 // Version returns the map's version: 1 for New, one more for each
 // Rebalance.
-func (m *Map) Version() uint64 { return m.version }
+func (m *Map) Version() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.version
+}
 
 // Checksum returns a 64-bit hash of the map's whole content, the
 // "fingerprint" field of its JSON form (see [Parse]); two maps with the
 // same checksum place every key identically.
-func (m *Map) Checksum() uint64 { return m.fp }
+func (m *Map) Checksum() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.fp
+}
 
 // Fingerprint returns the map's fingerprint for [chash.Fingerprint], such
 // as "shardmap-1f0c55b2d7a9e314": a digest of its checksum, so that two
@@ -161,33 +171,76 @@ func (m *Map) Fingerprint() string {
 
 // Spec returns the spec the map was built with, its load factor resolved.
 func (m *Map) Spec() Spec {
+	if m == nil {
+		return Spec{}
+	}
 	s := m.spec
 	s.Pins = slices.Clone(s.Pins)
 	return s
 }
 
 // Partitions returns P.
-func (m *Map) Partitions() int { return m.spec.Partitions }
+func (m *Map) Partitions() int {
+	if m == nil {
+		return 0
+	}
+	return m.spec.Partitions
+}
 
 // Replicas returns R.
-func (m *Map) Replicas() int { return m.spec.Replicas }
+func (m *Map) Replicas() int {
+	if m == nil {
+		return 0
+	}
+	return m.spec.Replicas
+}
 
 // Members returns every node of the map, draining ones (weight 0)
 // included, in ascending ID order.
-func (m *Map) Members() []chash.Node { return slices.Clone(m.nodes) }
+func (m *Map) Members() []chash.Node {
+	if m == nil {
+		return nil
+	}
+	return slices.Clone(m.nodes)
+}
 
 // Nodes returns the nodes of positive weight, the ones that hold
 // replicas, in ascending ID order.
-func (m *Map) Nodes() []chash.Node { return slices.Clone(m.live) }
+func (m *Map) Nodes() []chash.Node {
+	if m == nil {
+		return nil
+	}
+	return slices.Clone(m.live)
+}
 
 // Len returns the number of nodes of positive weight.
-func (m *Map) Len() int { return len(m.live) }
+func (m *Map) Len() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.live)
+}
 
-// Partition returns the partition of key.
-func (m *Map) Partition(key []byte) int { return m.partition(m.hasher.Sum64(key)) }
+// empty reports whether m is nil or the zero Map, which have no partitions
+// and no members.
+func (m *Map) empty() bool { return m == nil || len(m.assign) == 0 }
+
+// Partition returns the partition of key: -1 for a map with no
+// partitions (a nil or zero Map).
+func (m *Map) Partition(key []byte) int {
+	if m.empty() {
+		return -1
+	}
+	return m.partition(m.hasher.Sum64(key))
+}
 
 // PartitionString is Partition for a string key.
-func (m *Map) PartitionString(key string) int { return m.partition(m.hasher.Sum64String(key)) }
+func (m *Map) PartitionString(key string) int {
+	if m.empty() {
+		return -1
+	}
+	return m.partition(m.hasher.Sum64String(key))
+}
 
 func (m *Map) partition(h uint64) int {
 	hi, _ := bits.Mul64(h, uint64(m.spec.Partitions))
@@ -197,7 +250,7 @@ func (m *Map) partition(h uint64) int {
 // AppendReplicas appends partition p's R replicas, primary first, to dst;
 // nothing if p is out of range.
 func (m *Map) AppendReplicas(dst []chash.Node, p int) []chash.Node {
-	if p < 0 || p >= m.spec.Partitions {
+	if m.empty() || p < 0 || p >= m.spec.Partitions {
 		return dst
 	}
 	r := m.spec.Replicas
@@ -210,6 +263,9 @@ func (m *Map) AppendReplicas(dst []chash.Node, p int) []chash.Node {
 // Load returns how many replicas node id holds, and its bound
 // ceil(c·P·R·w/W). Both are 0 for a draining or unknown node. O(P·R).
 func (m *Map) Load(id string) (replicas, bound int) {
+	if m.empty() {
+		return 0, 0
+	}
 	i := indexByID(m.nodes, id)
 	if i < 0 {
 		return 0, 0
@@ -224,18 +280,18 @@ func (m *Map) Load(id string) (replicas, bound int) {
 
 // Lookup returns the primary of key's partition.
 func (m *Map) Lookup(key []byte) chash.Node {
-	if len(m.assign) == 0 {
+	if m.empty() {
 		return chash.Node{}
 	}
-	return m.nodes[m.assign[m.Partition(key)*m.spec.Replicas]]
+	return m.nodes[m.assign[m.partition(m.hasher.Sum64(key))*m.spec.Replicas]]
 }
 
 // LookupString is Lookup for a string key.
 func (m *Map) LookupString(key string) chash.Node {
-	if len(m.assign) == 0 {
+	if m.empty() {
 		return chash.Node{}
 	}
-	return m.nodes[m.assign[m.PartitionString(key)*m.spec.Replicas]]
+	return m.nodes[m.assign[m.partition(m.hasher.Sum64String(key))*m.spec.Replicas]]
 }
 
 // AppendTopK appends up to k nodes for key: its partition's replicas in
@@ -252,8 +308,8 @@ func (m *Map) AppendTopKString(dst []chash.Node, key string, k int) []chash.Node
 }
 
 func (m *Map) appendTopK(dst []chash.Node, p, k int) []chash.Node {
-	k = place.ClampK(k, len(m.live))
-	if k == 0 {
+	k = place.ClampK(k, m.Len())
+	if k == 0 || p < 0 {
 		return dst
 	}
 	r := m.spec.Replicas

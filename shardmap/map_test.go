@@ -145,6 +145,68 @@ func replayPlan(t testing.TB, from, to *shardmap.Map, pl shardmap.Plan) {
 	}
 }
 
+// TestContractMap runs the contract on a shard map of 4,096 partitions and
+// two replicas, whose membership changes by Rebalance (Next): a new node
+// takes its share of primaries, a departed one hands its own over, and no
+// primary moves between the other nodes (measured 0).
+func TestContractMap(t *testing.T) {
+	build := func(nodes []chash.Node, scale float64, replicas int) (chash.Placer, error) {
+		scaled := slices.Clone(nodes)
+		for i := range scaled {
+			scaled[i].Weight *= scale
+		}
+		return conformance.AsPlacer(shardmap.New(scaled, shardmap.Spec{Partitions: 4096, Replicas: max(1, min(replicas, len(nodes)))}))
+	}
+	chashtest.TestPlacer(t, chashtest.Spec{
+		New:  func(nodes []chash.Node) (chash.Placer, error) { return build(nodes, 1, 2) },
+		Zero: &shardmap.Map{},
+		// Weight 1: a shard map reads 0 as draining.
+		Nodes: func(n int) []chash.Node {
+			nodes := chashtest.Nodes(n)
+			for i := range nodes {
+				nodes[i].Weight = 1
+			}
+			return nodes
+		},
+		Weighted: true,
+		Derive:   true,
+		Next: func(p chash.Placer, nodes []chash.Node) (chash.Placer, error) {
+			m := p.(*shardmap.Map)
+			return conformance.AsPlacer(m.Rebalance(nodes, m.Spec()))
+		},
+		// Weight vectors with one replica: with two, a node of a hundredth
+		// of the weight could not hold the second replica of every
+		// partition that two nodes must.
+		NewScaled: func(nodes []chash.Node, unit float64) (chash.Placer, error) { return build(nodes, 1/unit, 1) },
+		MaxCV:     0.03, MaxPeak: 1.06, ShareTol: 0.1,
+		Variants: []func() (chash.Placer, error){
+			func() (chash.Placer, error) {
+				return conformance.AsPlacer(shardmap.New(mapNodes(10, 10), shardmap.Spec{Partitions: 4096, Replicas: 3}))
+			},
+			func() (chash.Placer, error) {
+				return conformance.AsPlacer(shardmap.New(mapNodes(10, 10), shardmap.Spec{Partitions: 4096, Replicas: 2, Seed: 7}))
+			},
+		},
+	})
+}
+
+// The zero Map and a nil *Map have no partitions: Partition is -1 and
+// nothing is placed (a nil *Map panicked in every method).
+func TestMapZero(t *testing.T) {
+	for _, m := range []*shardmap.Map{nil, {}} {
+		assert.Equal(t, -1, m.PartitionString("k"))
+		assert.Equal(t, -1, m.Partition([]byte("k")))
+		assert.Equal(t, chash.Node{}, m.LookupString("k"))
+		assert.Empty(t, m.AppendTopKString(nil, "k", 3))
+		assert.Empty(t, m.AppendReplicas(nil, 0))
+		assert.Zero(t, m.Len()+m.Partitions()+m.Replicas())
+		assert.Equal(t, chash.FingerprintNone, chash.Fingerprint(m))
+	}
+	b, err := json.Marshal((*shardmap.Map)(nil))
+	require.NoError(t, err)
+	assert.Equal(t, "null", string(b))
+}
+
 // mapNodes is zonedNodes with weight 1: a shard map reads weight 0 as
 // draining.
 func mapNodes(n, z int) []chash.Node {
