@@ -1,0 +1,137 @@
+package prometheus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/keyplace/chash"
+	prom "github.com/prometheus/client_golang/prometheus"
+)
+
+// MembershipCollector exports the health of a membership watcher: the
+// errors it reports, by kind, and how long ago its source last confirmed
+// it current. Its series, 7 by default (one per kind, plus those of
+// WithErrorKind):
+//
+//	chash_membership_errors_total{kind}                 counter errors reported through Report, by kind
+//	chash_membership_last_heard_timestamp_seconds       gauge   when the source last confirmed the watcher current
+//	chash_membership_staleness_seconds                  gauge   how long ago that was, at the scrape
+//
+// The kinds are the names given with WithErrorKind, matched first, in
+// order, then:
+//
+//	no_members   errors wrapping chash.ErrNoNodes (an etcd watcher's ErrNoMembers, an empty builder result)
+//	timeout      errors wrapping context.DeadlineExceeded
+//	canceled     errors wrapping context.Canceled
+//	invalid      errors wrapping chash.ErrInvalidWeight, ErrEmptyID, ErrDuplicateID or ErrInvalidOption
+//	other        the rest
+//
+// For an etcd watcher: pass Report to etcd.WithErrorHook and the watcher
+// itself (its LastHeard method) to NewMembershipCollector, with
+// WithErrorKind("bad_member", etcd.ErrBadMember).
+//
+// Report is safe for concurrent use and costs one atomic add after
+// errors.Is against each kind; a scrape costs O(kinds). The zero
+// MembershipCollector is not usable: build one with NewMembershipCollector.
+type MembershipCollector struct {
+	src    interface{ LastHeard() time.Time }
+	kinds  []errorKind
+	counts []atomic.Uint64 // per kind, other last
+
+	errs, heard, stale *prom.Desc
+}
+
+var _ prom.Collector = (*MembershipCollector)(nil)
+
+// builtinKinds are the kinds every membership collector counts, after
+// those of WithErrorKind; "other" follows them.
+var builtinKinds = []errorKind{
+	{"no_members", chash.ErrNoNodes},
+	{"timeout", context.DeadlineExceeded},
+	{"canceled", context.Canceled},
+	{"invalid", chash.ErrInvalidWeight},
+	{"invalid", chash.ErrEmptyID},
+	{"invalid", chash.ErrDuplicateID},
+	{"invalid", chash.ErrInvalidOption},
+}
+
+// NewMembershipCollector returns the collector of a watcher (see
+// MembershipCollector). src gives LastHeard, the time its source last
+// confirmed it current, such as an etcd Watcher; nil exports the errors
+// alone. It uses WithErrorKind and WithConstLabels, and fails with
+// chash.ErrInvalidOption for a bad option or a kind named twice.
+func NewMembershipCollector(src interface{ LastHeard() time.Time }, opts ...Option) (*MembershipCollector, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	taken := map[string]bool{"other": true}
+	for _, k := range builtinKinds {
+		taken[k.name] = true
+	}
+	for _, k := range cfg.kinds {
+		if taken[k.name] {
+			return nil, fmt.Errorf("%w: prometheus: error kind %q named twice, or one of the collector's own", chash.ErrInvalidOption, k.name)
+		}
+		taken[k.name] = true
+	}
+	kinds := append(append([]errorKind{}, cfg.kinds...), builtinKinds...)
+	if isNil(src) {
+		src = nil
+	}
+	return &MembershipCollector{src: src, kinds: kinds, counts: make([]atomic.Uint64, len(kinds)+1),
+		errs:  cfg.desc("membership_errors_total", "Errors the membership watcher reported, by kind.", "kind"),
+		heard: cfg.desc("membership_last_heard_timestamp_seconds", "When the membership's source (etcd) last confirmed the watcher current, as a Unix time."),
+		stale: cfg.desc("membership_staleness_seconds", "Time since the membership's source (etcd) last confirmed the watcher current."),
+	}, nil
+}
+
+// Report counts err under its kind; nil counts nothing. Pass it as the
+// watcher's error hook (etcd.WithErrorHook(c.Report)).
+func (c *MembershipCollector) Report(err error) {
+	if err == nil || c == nil || c.counts == nil {
+		return
+	}
+	for i, k := range c.kinds {
+		if errors.Is(err, k.target) {
+			c.counts[i].Add(1)
+			return
+		}
+	}
+	c.counts[len(c.kinds)].Add(1)
+}
+
+// Describe sends the descriptions of every series the collector can
+// export.
+func (c *MembershipCollector) Describe(ch chan<- *prom.Desc) {
+	ch <- c.errs
+	ch <- c.heard
+	ch <- c.stale
+}
+
+// Collect sends the error counts and the staleness.
+func (c *MembershipCollector) Collect(ch chan<- prom.Metric) {
+	byName := map[string]uint64{"other": c.counts[len(c.kinds)].Load()}
+	order := []string{}
+	for i, k := range c.kinds {
+		if _, ok := byName[k.name]; !ok {
+			order = append(order, k.name)
+		}
+		byName[k.name] += c.counts[i].Load()
+	}
+	for _, name := range append(order, "other") {
+		send(ch, c.errs, prom.CounterValue, float64(byName[name]), name)
+	}
+	if c.src == nil {
+		return
+	}
+	t := c.src.LastHeard()
+	if t.IsZero() {
+		return
+	}
+	send(ch, c.heard, prom.GaugeValue, float64(t.UnixNano())/1e9)
+	send(ch, c.stale, prom.GaugeValue, max(time.Since(t).Seconds(), 0))
+}
