@@ -8,12 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/balance"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 )
 
@@ -107,5 +110,117 @@ func waitLeases(t *testing.T, b *chashBalancer) {
 		"leases still held: %d", bal.InFlight())
 	for _, n := range bal.Placer().Nodes() {
 		assert.Zero(t, bal.Load(n.ID), n.ID)
+	}
+}
+
+// A lease belongs to the backend, not to a connection: with the servers
+// closing every connection after 300 ms (MaxConnectionAge, the streams
+// held on the old connection running on), the streams a server runs stay
+// counted against it across its reconnections, so no server runs more
+// than the bound. (Before, a reconnected server got a fresh count: one ran
+// 38 streams against a bound of 25.)
+func TestBoundSurvivesReconnect(t *testing.T) {
+	const n, c, streams = 4, 1.25, 80
+	bs := startBackends(t, n, grpc.KeepaliveParams(keepalive.ServerParameters{
+		MaxConnectionAge:      300 * time.Millisecond,
+		MaxConnectionAgeGrace: time.Hour,
+	}))
+	eps, nodes, _ := named(endpoints(bs), nil)
+	conn, b := dial(t, eps, fmt.Sprintf(`{"loadBalancingConfig":[{"chash":{"algorithm":"rendezvous","loadFactor":%v}}]}`, c))
+	waitStates(t, b, allReady(ids(nodes)...))
+	bound := func(total int) int64 { return int64(math.Ceil(c * float64(total) / n)) }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var peak int64
+	over := 0
+	start := time.Now()
+	for i := range streams {
+		openWatch(t, WithKey(ctx, "hot-tenant"), conn)
+		var by []int64
+		for _, s := range bs {
+			v := s.inflight.Load()
+			by = append(by, v)
+			peak = max(peak, v)
+			if v > bound(i+1) {
+				over++
+				t.Logf("after %d streams: a server runs %d, bound %d: %v", i+1, v, bound(i+1), by)
+			}
+		}
+		time.Sleep(10 * time.Millisecond) // spread the streams over several connection ages
+	}
+	t.Logf("%d streams of one key on %d servers, c=%v, connections closed every 300 ms, opened over %v: peak %d, bound %d",
+		streams, n, c, time.Since(start).Round(time.Millisecond), peak, bound(streams))
+	assert.LessOrEqual(t, peak, bound(streams))
+	assert.Zero(t, over, "streams after which a server ran more than the bound")
+	cancel()
+	waitLeases(t, b)
+}
+
+// An endpoint whose server has closed its connection (MaxConnectionAge)
+// while streams still run on it keeps its share of the bound, without
+// taking keys, until they end: the other endpoint is held to its bound,
+// and the RPC that finds it full waits for the reconnecting endpoint
+// rather than exceed it. Once those streams end, the share goes, and the
+// other endpoint takes every RPC.
+func TestReconnectingEndpointKeepsItsShare(t *testing.T) {
+	const c = 1.25
+	bound := func(total int64) int64 { return int64(math.Ceil(c * float64(total) / 2)) }
+	for _, ends := range []bool{false, true} {
+		name := "streams run on"
+		if ends {
+			name = "streams end"
+		}
+		t.Run(name, func(t *testing.T) {
+			aging := startBackends(t, 1, grpc.KeepaliveParams(keepalive.ServerParameters{
+				MaxConnectionAge: 200 * time.Millisecond, MaxConnectionAgeGrace: time.Hour,
+			}))[0]
+			steady := startBackends(t, 1)[0]
+			bs := []*backend{aging, steady}
+			eps, nodes, byAddr := named(endpoints(bs), nil)
+			p, err := chash.NewRendezvous(nodes)
+			require.NoError(t, err)
+			keyOn := func(id string) string {
+				for i := 0; ; i++ {
+					if k := fmt.Sprint("tenant-", i); p.LookupString(k).ID == id {
+						return k
+					}
+				}
+			}
+			ka, kb := keyOn(byAddr[aging.addr]), keyOn(byAddr[steady.addr])
+			conn, b := dial(t, eps, fmt.Sprintf(`{"loadBalancingConfig":[{"chash":{"loadFactor":%v}}]}`, c))
+			waitStates(t, b, allReady(ids(nodes)...))
+			actx, acancel := context.WithCancel(context.Background())
+			defer acancel()
+			openWatch(t, WithKey(actx, ka), conn)
+			openWatch(t, WithKey(actx, ka), conn)
+			require.EqualValues(t, 2, aging.inflight.Load())
+			// The server closes the connection; the streams run on.
+			waitStates(t, b, map[string]connectivity.State{byAddr[aging.addr]: connectivity.Idle})
+			require.EqualValues(t, 2, aging.inflight.Load())
+			if ends {
+				acancel()
+				require.Eventually(t, func() bool { return b.balancer().Load(byAddr[aging.addr]) == 0 }, 5*time.Second, time.Millisecond)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for i := range 12 {
+				openWatch(t, WithKey(ctx, kb), conn)
+				total := aging.inflight.Load() + steady.inflight.Load()
+				if ends {
+					require.EqualValues(t, i+1, steady.inflight.Load(), "the endpoint without RPCs keeps no share")
+					continue
+				}
+				require.LessOrEqual(t, steady.inflight.Load(), bound(total), "after %d streams", total)
+				if aging.inflight.Load() > 2 {
+					t.Logf("stream %d of %s's key waited for the reconnecting endpoint, which took it: %d and %d streams",
+						i+1, byAddr[steady.addr], aging.inflight.Load(), steady.inflight.Load())
+					return
+				}
+			}
+			if !ends {
+				t.Fatal("no stream went to the reconnecting endpoint")
+			}
+			assert.Equal(t, connectivity.Idle, b.states()[byAddr[aging.addr]], "no RPC asked the endpoint to reconnect")
+		})
 	}
 }

@@ -33,9 +33,10 @@ var ErrConfig = errors.New("chashgrpc: invalid config")
 type Config struct {
 	serviceconfig.LoadBalancingConfig `json:"-"`
 
-	// Algorithm is a name chash.ParseAlgorithm accepts ("ring",
-	// "rendezvous", "jump", "maglev", "bounded") or RingHash. Empty means
-	// "rendezvous".
+	// Algorithm is a name chash.ParseAlgorithm accepts for an algorithm
+	// that is not positional ("ring", "rendezvous", "maglev", "bounded") or
+	// RingHash. Empty means "rendezvous". The positional ones, "jump" and
+	// "jumpback", are refused (see ParseConfig).
 	Algorithm string `json:"algorithm,omitempty"`
 	// Vnodes, TableSize, Partitions and PartitionLoadFactor are the
 	// algorithm's options (chash.WithVnodes, WithTableSize, WithPartitions,
@@ -62,6 +63,23 @@ type Config struct {
 }
 
 // ParseConfig parses and validates a Config from its JSON form.
+//
+// A configuration is validated for what it is, at a bounded cost: the
+// algorithm's name, every option's range and the load factor, without
+// building a placement of the configured size (a one-node rendezvous
+// placer applies, and so checks, every option; a ring_hash ring is capped
+// at 4096 entries). Whether a given set of endpoints can be placed depends
+// on them (a Maglev table must be at least as large as the endpoints, a
+// ring's points are capped, jump takes only equal weights): that is
+// decided for each resolver update, and an update that cannot be placed
+// never fails RPCs that a placement of the same endpoints could serve
+// (see the package documentation).
+//
+// A positional algorithm (chash.Algorithm.Positional: jump, jumpback) is
+// refused: it numbers the endpoints by position, so when the resolver
+// drops one other than the last most keys move (dropping the second of
+// four moved 685 of 1,000 keys, 241 of them on the dropped endpoint), and
+// a resolver's order is not stable.
 func ParseConfig(js []byte) (*Config, error) {
 	var c Config
 	if err := json.Unmarshal(js, &c); err != nil {
@@ -71,23 +89,61 @@ func ParseConfig(js []byte) (*Config, error) {
 	if strings.HasSuffix(c.Header, "-bin") {
 		return nil, fmt.Errorf("%w: header %q is binary metadata", ErrConfig, c.Header)
 	}
-	// Building a one-node placement checks every option's range.
-	probe := []chash.Node{{ID: "probe"}}
-	p, err := c.placer(probe)
-	if err != nil {
+	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
-	}
-	if c.LoadFactor != 0 {
-		if _, err := balance.New(p, balance.WithLoadFactor(c.LoadFactor)); err != nil {
-			return nil, fmt.Errorf("%w: loadFactor: %w", ErrConfig, err)
-		}
 	}
 	return &c, nil
 }
 
+// validate checks c's fields, at a cost that does not depend on the sizes
+// they configure.
+func (c *Config) validate() error {
+	probe := []chash.Node{{ID: "probe"}}
+	if c.ringHash() {
+		// The sizes are capped at 4096 before the ring is built.
+		if _, err := c.placer(probe); err != nil {
+			return err
+		}
+	} else {
+		a, err := c.algorithm()
+		if err != nil {
+			return err
+		}
+		if a.Positional() {
+			return fmt.Errorf("%w: algorithm %q numbers the endpoints by position: when the resolver drops one other than the last, most keys move, and a resolver's order is not stable; use rendezvous, maglev, ring or bounded", chash.ErrInvalidOption, c.Algorithm)
+		}
+		// A one-node rendezvous placer applies every option, so checks its
+		// range, and ignores the sizes they configure.
+		if _, err := chash.NewRendezvous(probe, c.options()...); err != nil {
+			return err
+		}
+	}
+	if c.LoadFactor != 0 {
+		p, err := chash.NewRendezvous(probe)
+		if err != nil {
+			return err
+		}
+		if _, err := balance.New(p, balance.WithLoadFactor(c.LoadFactor)); err != nil {
+			return fmt.Errorf("loadFactor: %w", err)
+		}
+	}
+	return nil
+}
+
+func (c *Config) ringHash() bool { return strings.EqualFold(strings.TrimSpace(c.Algorithm), RingHash) }
+
+// algorithm returns the configured chash algorithm (not RingHash).
+func (c *Config) algorithm() (chash.Algorithm, error) {
+	name := c.Algorithm
+	if strings.TrimSpace(name) == "" {
+		name = "rendezvous"
+	}
+	return chash.ParseAlgorithm(name)
+}
+
 // placer builds the configured placement over nodes.
 func (c *Config) placer(nodes []chash.Node) (chash.Placer, error) {
-	if strings.EqualFold(strings.TrimSpace(c.Algorithm), RingHash) {
+	if c.ringHash() {
 		lo, hi := c.MinRingSize, c.MaxRingSize
 		if lo == 0 {
 			lo = defaultMinRingSize
@@ -103,15 +159,24 @@ func (c *Config) placer(nodes []chash.Node) (chash.Placer, error) {
 		}
 		return r, nil
 	}
-	name := c.Algorithm
-	if strings.TrimSpace(name) == "" {
-		name = "rendezvous"
-	}
-	a, err := chash.ParseAlgorithm(name)
+	a, err := c.algorithm()
 	if err != nil {
 		return nil, err
 	}
 	return chash.New(a, nodes, c.options()...)
+}
+
+// fallback builds the placement used when the configured one cannot place
+// nodes and there is no last good placement to keep: rendezvous over the
+// same nodes, weights and seed, which can be built for any non-empty set
+// of distinct, named nodes whose weights are endpoint weights (1 to
+// 1<<32-1).
+func (c *Config) fallback(nodes []chash.Node) (chash.Placer, error) {
+	var opts []chash.Option
+	if c.Seed != 0 {
+		opts = append(opts, chash.WithHasher(chash.XXHashSeed(c.Seed)))
+	}
+	return chash.NewRendezvous(nodes, opts...)
 }
 
 func (c *Config) options() []chash.Option {

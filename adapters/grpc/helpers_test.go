@@ -29,19 +29,20 @@ import (
 // flight on it and their peak.
 type backend struct {
 	addr     string
+	opts     []grpc.ServerOption
 	mu       sync.Mutex
 	srv      *grpc.Server
 	inflight atomic.Int64
 	peak     atomic.Int64
 }
 
-func startBackends(t testing.TB, n int) []*backend {
+func startBackends(t testing.TB, n int, opts ...grpc.ServerOption) []*backend {
 	t.Helper()
 	bs := make([]*backend, n)
 	for i := range bs {
 		lis, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
-		bs[i] = &backend{addr: lis.Addr().String()}
+		bs[i] = &backend{addr: lis.Addr().String(), opts: opts}
 		bs[i].serve(lis)
 		t.Cleanup(bs[i].stop)
 	}
@@ -49,7 +50,7 @@ func startBackends(t testing.TB, n int) []*backend {
 }
 
 func (b *backend) serve(lis net.Listener) {
-	srv := grpc.NewServer(grpc.StreamInterceptor(b.countStream), grpc.UnaryInterceptor(b.countUnary))
+	srv := grpc.NewServer(append([]grpc.ServerOption{grpc.StreamInterceptor(b.countStream), grpc.UnaryInterceptor(b.countUnary)}, b.opts...)...)
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 	b.mu.Lock()
 	b.srv = srv
@@ -104,6 +105,14 @@ var schemes atomic.Int64
 // returns it with the chash balancer it built (nil for other policies).
 func dial(t testing.TB, eps []resolver.Endpoint, js string) (*grpc.ClientConn, *chashBalancer) {
 	t.Helper()
+	conn, b, _ := dialResolver(t, eps, js)
+	return conn, b
+}
+
+// dialResolver is dial that also returns the channel's manual resolver,
+// for updates.
+func dialResolver(t testing.TB, eps []resolver.Endpoint, js string) (*grpc.ClientConn, *chashBalancer, *manual.Resolver) {
+	t.Helper()
 	r := manual.NewBuilderWithScheme(fmt.Sprintf("chashtest%d", schemes.Add(1)))
 	r.InitialState(resolver.State{Endpoints: eps})
 	built := make(chan *chashBalancer, 1)
@@ -129,7 +138,7 @@ func dial(t testing.TB, eps []resolver.Endpoint, js string) (*grpc.ClientConn, *
 		}
 	}
 	buildHook = nil
-	return conn, b
+	return conn, b, r
 }
 
 // endpoints makes one endpoint per backend.

@@ -8,26 +8,21 @@ import (
 
 // readyView is the placement restricted to the endpoints that are READY:
 // a key's preference order is the full placement's order with the others
-// left out. The bounded-load balance.Balancer runs over it, so the load
-// bounds are shares of the endpoints that can serve, and an endpoint that
-// goes down hands its keys to their next choices without moving any other
-// key. Nodes and Len report the ready endpoints only.
+// left out. The bounded-load balance.Balancer runs over it, so an
+// endpoint that goes down hands its keys to their next choices without
+// moving any other key. Its members (Nodes) are the balancer's: every
+// endpoint of the placement, READY or not, with the weights that make the
+// load bounds (see balancerViewLocked), so that each keeps its count.
 type readyView struct {
 	all   chash.Placer
 	ready map[string]bool // node ID -> READY
-	nodes []chash.Node    // the ready ones, in all.Nodes() order
+	nodes []chash.Node    // the balancer's members
 }
 
 var viewBufs = sync.Pool{New: func() any { return new([]chash.Node) }}
 
-func newReadyView(all chash.Placer, ready map[string]bool) *readyView {
-	v := &readyView{all: all, ready: ready}
-	for _, n := range all.Nodes() {
-		if ready[n.ID] {
-			v.nodes = append(v.nodes, n)
-		}
-	}
-	return v
+func newReadyView(all chash.Placer, ready map[string]bool, nodes []chash.Node) *readyView {
+	return &readyView{all: all, ready: ready, nodes: nodes}
 }
 
 func (v *readyView) Lookup(key []byte) chash.Node {
@@ -81,7 +76,7 @@ func (v *readyView) AppendTopKString(dst []chash.Node, key string, k int) []chas
 // appendTopK keeps the ready nodes of the full order. It does not
 // allocate when dst has room.
 func (v *readyView) appendTopK(dst []chash.Node, kb []byte, ks string, bytes bool, k int) []chash.Node {
-	if k <= 0 || len(v.nodes) == 0 {
+	if k <= 0 || len(v.ready) == 0 {
 		return dst
 	}
 	bp := v.order(kb, ks, bytes)
