@@ -1,0 +1,5 @@
+//go:build race
+
+package membertest
+
+const raceEnabled = true
