@@ -36,6 +36,12 @@ type heard time.Time
 
 func (h heard) LastHeard() time.Time { return time.Time(h) }
 
+// nilSource is a source type whose nil pointer is given, as a nil
+// watcher would be.
+type nilSource struct{}
+
+func (*nilSource) LastHeard() time.Time { return time.Time{} }
+
 // errBadMember stands for an adapter's own sentinel, such as
 // etcd.ErrBadMember.
 var errBadMember = errors.New("etcd: bad member")
@@ -304,6 +310,12 @@ func TestMembershipErrors(t *testing.T) {
 	require.NoError(t, err)
 	mfs = gather(t, c)
 	assert.NotContains(t, mfs, "chash_membership_staleness_seconds", "no source, no staleness")
+	c.SetSource(heard(time.Now()))
+	mfs = gather(t, c)
+	assert.Contains(t, mfs, "chash_membership_staleness_seconds", "a source set later")
+	var none *nilSource
+	c.SetSource(none)
+	assert.NotContains(t, gather(t, c), "chash_membership_staleness_seconds")
 	var zero chashprom.MembershipCollector
 	zero.Report(errBadMember) // does nothing, does not panic
 }

@@ -29,15 +29,20 @@ import (
 //	invalid      errors wrapping chash.ErrInvalidWeight, ErrEmptyID, ErrDuplicateID or ErrInvalidOption
 //	other        the rest
 //
-// For an etcd watcher: pass Report to etcd.WithErrorHook and the watcher
-// itself (its LastHeard method) to NewMembershipCollector, with
-// WithErrorKind("bad_member", etcd.ErrBadMember).
+// For an etcd watcher: build the collector first, with
+// WithErrorKind("bad_member", etcd.ErrBadMember), pass its Report to
+// etcd.WithErrorHook, then give it the watcher with SetSource:
+//
+//	members, _ := chashprom.NewMembershipCollector(nil, chashprom.WithErrorKind("bad_member", etcd.ErrBadMember))
+//	w, err := etcd.Watch(ctx, cli, prefix, build, etcd.WithErrorHook(members.Report))
+//	...
+//	members.SetSource(w)
 //
 // Report is safe for concurrent use and costs one atomic add after
 // errors.Is against each kind; a scrape costs O(kinds). The zero
 // MembershipCollector is not usable: build one with NewMembershipCollector.
 type MembershipCollector struct {
-	src    interface{ LastHeard() time.Time }
+	src    atomic.Pointer[heardBox]
 	kinds  []errorKind
 	counts []atomic.Uint64 // per kind, other last
 
@@ -45,6 +50,11 @@ type MembershipCollector struct {
 }
 
 var _ prom.Collector = (*MembershipCollector)(nil)
+
+// heardBox lets a source sit behind an atomic pointer.
+type heardBox struct {
+	src interface{ LastHeard() time.Time }
+}
 
 // builtinKinds are the kinds every membership collector counts, after
 // those of WithErrorKind; "other" follows them.
@@ -79,14 +89,24 @@ func NewMembershipCollector(src interface{ LastHeard() time.Time }, opts ...Opti
 		taken[k.name] = true
 	}
 	kinds := append(append([]errorKind{}, cfg.kinds...), builtinKinds...)
-	if isNil(src) {
-		src = nil
-	}
-	return &MembershipCollector{src: src, kinds: kinds, counts: make([]atomic.Uint64, len(kinds)+1),
+	c := &MembershipCollector{kinds: kinds, counts: make([]atomic.Uint64, len(kinds)+1),
 		errs:  cfg.desc("membership_errors_total", "Errors the membership watcher reported, by kind.", "kind"),
 		heard: cfg.desc("membership_last_heard_timestamp_seconds", "When the membership's source (etcd) last confirmed the watcher current, as a Unix time."),
 		stale: cfg.desc("membership_staleness_seconds", "Time since the membership's source (etcd) last confirmed the watcher current."),
-	}, nil
+	}
+	c.SetSource(src)
+	return c, nil
+}
+
+// SetSource sets the source of the staleness series (nil, or a typed nil,
+// removes them): for a watcher built after the collector, so that its
+// error hook could be the collector's Report. Safe for concurrent use.
+func (c *MembershipCollector) SetSource(src interface{ LastHeard() time.Time }) {
+	if isNil(src) {
+		c.src.Store(nil)
+		return
+	}
+	c.src.Store(&heardBox{src})
 }
 
 // Report counts err under its kind; nil counts nothing. Pass it as the
@@ -125,10 +145,11 @@ func (c *MembershipCollector) Collect(ch chan<- prom.Metric) {
 	for _, name := range append(order, "other") {
 		send(ch, c.errs, prom.CounterValue, float64(byName[name]), name)
 	}
-	if c.src == nil {
+	b := c.src.Load()
+	if b == nil {
 		return
 	}
-	t := c.src.LastHeard()
+	t := b.src.LastHeard()
 	if t.IsZero() {
 		return
 	}

@@ -44,12 +44,12 @@ type ShardMapCollector struct {
 
 // mapState is what a scrape reports of one map, computed once per map.
 type mapState struct {
-	m                                          *shardmap.Map
-	members, draining                          int
-	replicasPeak, primariesPeak, boundPeak     float64
-	ids                                        []string
-	replicas, primaries                        []int
-	fair                                       []float64
+	m                                      *shardmap.Map
+	members, draining                      int
+	replicasPeak, primariesPeak, boundPeak float64
+	ids                                    []string
+	replicas, primaries                    []int
+	fair                                   []float64
 }
 
 var _ prom.Collector = (*ShardMapCollector)(nil)
