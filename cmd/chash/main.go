@@ -10,6 +10,7 @@
 //	chash diff [flags] OLD NEW  what moves between two memberships
 //	chash members [flags]       the live members at an etcd prefix
 //	chash shardmap COMMAND      build, rebalance and plan explicit shard maps
+//	chash report KIND [flags]   diff, plan or shardmap plan as one HTML page
 //
 // Run "chash COMMAND -h" for a command's flags and examples; each numeric
 // flag's help gives its range. Every command accepts -json for
@@ -60,6 +61,7 @@ var commands = []command{
 	{"diff", "[flags] OLD NEW", "what moves, and where, between two memberships", runDiff},
 	{"members", "-prefix P [flags]", "live members in etcd and their fingerprint; -watch: what each change moves", runMembers},
 	{"shardmap", "build|rebalance|plan [flags]", "an explicit shard map: build it, rebalance it, plan the moves", runShardMap},
+	{"report", "diff|plan|shardmap [flags]", "diff, plan or shardmap plan as one self-contained HTML page", runReport},
 }
 
 const mainExamples = `examples:
