@@ -87,7 +87,7 @@ func DecodeJSON(value []byte, maxSize int) (Member, error) {
 	var m Member
 	d := json.NewDecoder(bytes.NewReader(value))
 	if err := d.Decode(&m); err != nil {
-		return Member{}, fmt.Errorf("%w: %v", ErrBadMember, err)
+		return Member{}, fmt.Errorf("%w: not a JSON member: %v", ErrBadMember, err)
 	}
 	if d.More() {
 		return Member{}, fmt.Errorf("%w: data after the member", ErrBadMember)

@@ -28,7 +28,7 @@ func Example() {
 	// On each client:
 	view, err := etcd.Watch(ctx, cli, "/fleet/cache", func(nodes []chash.Node) (chash.Placer, error) {
 		return chash.NewMaglev(nodes)
-	}, etcd.WithViewHook(func(v *etcd.View) { log.Printf("view %d: %s", v.Revision, v.Fingerprint) }))
+	}, etcd.WithViewHook(func(v *etcd.View) { log.Printf("view %d: %s", v.Version, v.Fingerprint) }))
 	if err != nil {
 		log.Fatal(err)
 	}

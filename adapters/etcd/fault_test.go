@@ -16,6 +16,7 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/adapters/etcd"
+	"github.com/keyplace/chash/member"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -280,7 +281,9 @@ func TestWatcherCutOffAndCompacted(t *testing.T) {
 	assert.Greater(t, time.Since(quick.LastHeard()), 400*time.Millisecond, "a cut-off one shows its silence")
 	// Reported either as silence or as the broken stream that made it read
 	// afresh (a read that waits for the connection).
-	assert.Positive(t, silence.count(func(err error) bool { return strings.Contains(err.Error(), "etcd: watch") }),
+	assert.Positive(t, silence.count(func(err error) bool {
+		return strings.Contains(err.Error(), "etcd: watch") || errors.Is(err, member.ErrSilent)
+	}),
 		"the outage is reported: %v", silence.list)
 	px.restore()
 
@@ -361,19 +364,27 @@ func TestBadValues(t *testing.T) {
 	put("also", `{"id":"also","weight":2}`)
 	want := map[string]etcd.Member{"good": good["good"], "also": {ID: "also", Weight: 2}}
 	converge(t, []*etcd.Watcher{w}, want, 2*time.Second)
+	// The key of the empty name is where the spec lives: its garbage is a
+	// bad spec.
 	require.Eventually(t, func() bool {
-		return reported.count(func(err error) bool { return errors.Is(err, etcd.ErrBadMember) }) >= len(bad)
+		return reported.count(func(err error) bool { return errors.Is(err, etcd.ErrBadMember) }) >= len(bad)-1 &&
+			reported.count(func(err error) bool { return errors.Is(err, member.ErrBadSpec) }) >= 1
 	},
 		2*time.Second, 10*time.Millisecond, "every bad value is reported")
 
-	// A member the builder rejects keeps the last view.
-	before := w.View()
+	// A member the builder refuses is left out and reported; everyone
+	// else is served.
 	put("light", `{"id":"light","weight":1}`)
 	require.Eventually(t, func() bool {
-		return reported.count(func(err error) bool { return errors.Is(err, chash.ErrInvalidWeight) }) > 0
+		return reported.count(func(err error) bool {
+			return errors.Is(err, member.ErrRefused) && errors.Is(err, chash.ErrInvalidWeight)
+		}) > 0
 	},
-		2*time.Second, 10*time.Millisecond, "the builder's error is reported")
-	assert.Same(t, before, w.View())
+		2*time.Second, 10*time.Millisecond, "the refusal is reported")
+	require.Eventually(t, func() bool { return len(w.View().Refused) == 1 }, 2*time.Second, 10*time.Millisecond)
+	before := w.View()
+	assert.Equal(t, "light", before.Refused[0].Member.ID)
+	assert.True(t, sameMembers(viewOf(w), want), "the others are served")
 
 	// Deleting every valid member leaves only garbage: the view stays.
 	for _, name := range []string{"good", "also", "light"} {
@@ -389,5 +400,5 @@ func TestBadValues(t *testing.T) {
 
 	put("back", `{"id":"back"}`)
 	converge(t, []*etcd.Watcher{w}, map[string]etcd.Member{"back": {ID: "back"}}, 2*time.Second)
-	assert.Greater(t, w.Revision(), before.Revision)
+	assert.Greater(t, w.Revision(), before.Version)
 }

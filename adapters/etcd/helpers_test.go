@@ -197,13 +197,16 @@ func tail(b []byte) string {
 }
 
 // proxy forwards TCP connections to an address until cut, which drops
-// every connection and refuses new ones until restore.
+// every connection and refuses new ones until restore. While stalled it
+// forwards nothing but keeps the connections open: a connection gone
+// silent, which without gRPC keepalives no one notices.
 type proxy struct {
-	l      net.Listener
-	to     string
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	cutOff bool
+	l       net.Listener
+	to      string
+	mu      sync.Mutex
+	conns   map[net.Conn]bool
+	cutOff  bool
+	stalled atomic.Bool
 }
 
 func newProxy(t *testing.T, to string) *proxy {
@@ -237,10 +240,32 @@ func (p *proxy) serve() {
 		}
 		p.conns[in], p.conns[out] = true, true
 		p.mu.Unlock()
-		go func() { io.Copy(out, in); out.Close(); in.Close() }()
-		go func() { io.Copy(in, out); in.Close(); out.Close() }()
+		go func() { p.copy(out, in); out.Close(); in.Close() }()
+		go func() { p.copy(in, out); in.Close(); out.Close() }()
 	}
 }
+
+// copy forwards from src to dst, holding what it reads while stalled.
+func (p *proxy) copy(dst io.Writer, src io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for p.stalled.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// stall stops forwarding, keeping the connections open.
+func (p *proxy) stall() { p.stalled.Store(true) }
 
 func (p *proxy) cut() {
 	p.mu.Lock()
@@ -256,6 +281,7 @@ func (p *proxy) restore() {
 	p.mu.Lock()
 	p.cutOff = false
 	p.mu.Unlock()
+	p.stalled.Store(false)
 }
 
 // held reads the valid members under prefix as etcd holds them.
@@ -334,10 +360,10 @@ func watchersOf(t *testing.T, addr, prefix string, n int, build etcd.Builder, op
 		var last, back atomic.Int64
 		t.Cleanup(func() { assert.Zero(t, back.Load(), "watcher %d: views whose revision went backwards", i) })
 		monotonic := etcd.WithViewHook(func(v *etcd.View) {
-			if v.Revision <= last.Load() {
+			if v.Version <= last.Load() {
 				back.Add(1)
 			}
-			last.Store(v.Revision)
+			last.Store(v.Version)
 		})
 		w, err := etcd.Watch(ctxT(t), client(t, addr), prefix, build, append(opts, monotonic)...)
 		require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/adapters/etcd"
@@ -15,10 +16,10 @@ import (
 )
 
 func TestParseMember(t *testing.T) {
-	m, err := etcd.ParseMember("n1", []byte(`{"id":"n1","weight":2.5,"addr":"10.0.0.1:80","meta":{"zone":"a"},"future":1}`))
+	m, err := etcd.ParseMember("n1", []byte(`{"id":"n1","weight":2.5,"zone":"z1","addr":"10.0.0.1:80","meta":{"rack":"a"},"future":1}`))
 	require.NoError(t, err)
-	assert.Equal(t, etcd.Member{ID: "n1", Weight: 2.5, Addr: "10.0.0.1:80", Meta: map[string]string{"zone": "a"}}, m)
-	assert.Equal(t, chash.Node{ID: "n1", Weight: 2.5}, m.Node())
+	assert.Equal(t, etcd.Member{ID: "n1", Weight: 2.5, Zone: "z1", Addr: "10.0.0.1:80", Meta: map[string]string{"rack": "a"}}, m)
+	assert.Equal(t, chash.Node{ID: "n1", Weight: 2.5, Zone: "z1"}, m.Node(), "every field of chash.Node")
 	for name, value := range map[string]string{
 		"n1":  `{"id":"n2"}`,
 		"":    `{"id":""}`,
@@ -65,8 +66,9 @@ func TestArguments(t *testing.T) {
 	assert.ErrorIs(t, err, chash.ErrInvalidOption)
 	_, err = etcd.Register(ctx, c, "/p", etcd.Member{ID: "a", Weight: -2})
 	assert.ErrorIs(t, err, etcd.ErrBadMember)
-	_, err = etcd.Watch(ctx, c, "/p", nil)
-	assert.ErrorIs(t, err, chash.ErrInvalidOption)
+	_, err = etcd.Register(ctx, c, "/p", etcd.Member{ID: "a/b"})
+	assert.ErrorIs(t, err, etcd.ErrBadMember, "an ID with a / would be a nested prefix's member")
+	assert.Error(t, etcd.Publish(ctx, nil, "/p", nil))
 	_, err = etcd.Watch(ctx, c, "", maglev)
 	assert.ErrorIs(t, err, chash.ErrInvalidOption)
 }
@@ -89,13 +91,31 @@ func TestNilWatcher(t *testing.T) {
 	assert.NoError(t, zero.Close())
 }
 
-// An empty prefix at the first read is an error, never a watcher without a
-// placer.
+// Item 5: a watcher started before any member registered waits for the
+// first, until its context ends; it never returns without a placer.
 func TestWatchEmpty(t *testing.T) {
 	addr := sharedEtcd(t)
-	_, err := etcd.Watch(ctxT(t), client(t, addr), prefix(t), maglev)
+	c, p := client(t, addr), prefix(t)
+	short, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := etcd.Watch(short, c, p, maglev)
 	assert.ErrorIs(t, err, etcd.ErrNoMembers)
 	assert.ErrorIs(t, err, chash.ErrNoNodes)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		r, err := etcd.Register(context.Background(), client(t, addr), p, etcd.Member{ID: "first"})
+		if err == nil {
+			t.Cleanup(func() { r.Close() })
+		}
+	}()
+	start := time.Now()
+	w, err := etcd.Watch(ctxT(t), client(t, addr), p, maglev)
+	require.NoError(t, err, "the watcher waits for the first member")
+	defer w.Close()
+	assert.Equal(t, "first", w.LookupString("k").ID)
+	assert.Greater(t, time.Since(start), 250*time.Millisecond)
 }
 
 func TestWatcherLookupAllocs(t *testing.T) {

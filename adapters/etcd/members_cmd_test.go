@@ -12,6 +12,7 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/adapters/etcd"
+	"github.com/keyplace/chash/member"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,6 +23,7 @@ type membersView struct {
 	Fingerprint string   `json:"fingerprint"`
 	Members     []any    `json:"members"`
 	Skipped     []any    `json:"skipped"`
+	Refused     []any    `json:"refused"`
 	Moved       *float64 `json:"moved"`
 }
 
@@ -86,4 +88,32 @@ func TestMembersCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(text), fmt.Sprintf("fingerprint %s  21 members", w.Fingerprint()))
 	assert.True(t, strings.Contains(string(text), "skipped "+p+"/junk"))
+}
+
+// The command reads the fleet's published spec by default, so that its
+// fingerprint is the one the fleet's watchers show, and lists a member the
+// placer refuses as refused, placing everyone else (exit 0).
+func TestMembersCommandSpec(t *testing.T) {
+	addr := sharedEtcd(t)
+	bin := filepath.Join(t.TempDir(), "chash")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/keyplace/chash/cmd/chash").CombinedOutput()
+	require.NoError(t, err, "go build chash: %s", out)
+	c, p := client(t, addr), prefix(t)
+	putMembers(t, c, p, 10, 1)
+	require.NoError(t, etcd.Publish(ctxT(t), c, p, &member.Spec{Algorithm: chash.AlgorithmRing, Vnodes: 100}))
+	_, err = c.Put(ctxT(t), p+"/heavy", `{"id":"heavy","weight":1e12}`)
+	require.NoError(t, err)
+	w, err := etcd.Watch(ctxT(t), client(t, addr), p, nil) // nil: the published spec
+	require.NoError(t, err)
+	defer w.Close()
+	require.Eventually(t, func() bool { return len(w.View().Refused) == 1 }, 2*time.Second, 5*time.Millisecond)
+
+	got, err := exec.Command(bin, "members", "-endpoints", addr, "-prefix", p, "-json").Output()
+	require.NoError(t, err, "exit 0 with a refused member")
+	var v membersView
+	require.NoError(t, json.Unmarshal(got, &v))
+	assert.Equal(t, w.Fingerprint(), v.Fingerprint, "the published spec's placement, as the watchers'")
+	assert.Contains(t, w.Fingerprint(), "ring")
+	assert.Len(t, v.Members, 10)
+	assert.Len(t, v.Refused, 1)
 }

@@ -1,83 +1,72 @@
-package etcd
+package etcd_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/adapters/etcd"
+	"github.com/keyplace/chash/member"
+	"github.com/keyplace/chash/member/membertest"
 	"github.com/stretchr/testify/require"
 )
 
-// thousand returns a watcher, not following etcd, holding 1,000 members.
-func thousand(build Builder) *Watcher {
-	w := &Watcher{prefix: "/p/", build: build, members: map[string]Member{}}
-	for i := range 1000 {
-		id := fmt.Sprintf("m%04d", i)
-		w.members[id] = Member{ID: id, Weight: 1}
+// thousand returns the members m0000 to m0999 of weight w.
+func thousand(w float64) []member.Member {
+	out := make([]member.Member, 1000)
+	for i := range out {
+		out[i] = member.Member{ID: fmt.Sprintf("m%04d", i), Weight: w}
 	}
-	return w
-}
-
-// change makes the next publish build: it flips one member's weight and
-// moves to the next revision.
-func (w *Watcher) change() {
-	m := w.members["m0500"]
-	m.Weight = 3 - m.Weight
-	w.members["m0500"] = m
-	w.rev++
+	return out
 }
 
 var algorithms = []struct {
 	name  string
-	build Builder
+	build etcd.Builder
 }{
 	{"ring", func(n []chash.Node) (chash.Placer, error) { return chash.NewRing(n) }},
 	{"maglev", func(n []chash.Node) (chash.Placer, error) { return chash.NewMaglev(n) }},
 	{"rendezvous", func(n []chash.Node) (chash.Placer, error) { return chash.NewRendezvous(n) }},
 }
 
-// Figures: the time a watcher takes to rebuild and swap a 1,000-node view:
-// sorting the members, the build, the fingerprint and the atomic store.
+// Figures: the time a watcher takes to rebuild and swap a 1,000-node view
+// (sorting the members, the build, the fingerprint and the atomic store),
+// from an in-memory source, so that the figure is the watcher's alone.
 func TestFiguresRebuild(t *testing.T) {
 	for _, a := range algorithms {
-		w := thousand(a.build)
+		var fleet membertest.Memory
+		ms := thousand(1)
+		require.NoError(t, fleet.Set(ms))
+		built := make(chan time.Time, 16)
+		w, err := member.Follow(context.Background(), fleet.Source(), a.build, member.WithCoalesce(0),
+			member.WithViewHook(func(*member.View) { built <- time.Now() }))
+		require.NoError(t, err)
+		<-built
 		var took []time.Duration
-		for range 11 {
-			w.change()
+		for i := range 11 {
+			ms[500].Weight = float64(2 + i%2)
 			start := time.Now()
-			require.NoError(t, w.publish())
-			took = append(took, time.Since(start))
+			require.NoError(t, fleet.Set(ms))
+			took = append(took, (<-built).Sub(start))
 		}
+		w.Close()
 		slices.Sort(took)
 		t.Logf("FIGURE rebuild and swap of a 1,000-node %s: median %v (of 11)", a.name, took[5].Round(time.Microsecond))
 		require.Less(t, took[5], time.Second)
 		require.Equal(t, 1000, w.Len())
-		require.Equal(t, int64(11), w.Builds())
-	}
-}
-
-func BenchmarkPublish(b *testing.B) {
-	for _, a := range algorithms {
-		b.Run(a.name+"/1000", func(b *testing.B) {
-			w := thousand(a.build)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				w.change()
-				if err := w.publish(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		require.Equal(t, int64(12), w.Builds())
 	}
 }
 
 func BenchmarkLookup(b *testing.B) {
-	w := thousand(algorithms[1].build)
-	w.change()
-	require.NoError(b, w.publish())
+	var fleet membertest.Memory
+	require.NoError(b, fleet.Set(thousand(1)))
+	w, err := member.Follow(context.Background(), fleet.Source(), algorithms[1].build)
+	require.NoError(b, err)
+	defer w.Close()
 	key := []byte("user:42")
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/member"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -43,8 +43,9 @@ type Registration struct {
 // a lease. Meanwhile the node is absent from the views of watchers that saw
 // its key expire.
 //
-// It fails if c is nil, prefix is empty, m is not a valid Member or etcd
-// does not answer before ctx ends. Registering the same ID twice makes the
+// It fails if c is nil, prefix is empty, m is not a valid Member (its ID
+// may not hold a "/": see Source on nested prefixes) or etcd does not
+// answer before ctx ends. Registering the same ID twice makes the
 // two registrations overwrite each other: give each process its own ID.
 func Register(ctx context.Context, c *clientv3.Client, prefix string, m Member, opts ...Option) (*Registration, error) {
 	if c == nil {
@@ -72,12 +73,12 @@ func Register(ctx context.Context, c *clientv3.Client, prefix string, m Member, 
 
 // encode checks m and returns its value.
 func encode(m Member) (string, error) {
-	if err := m.check(); err != nil {
+	if err := checkID(m); err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(m)
+	b, err := member.EncodeJSON(m)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrBadMember, err)
+		return "", err
 	}
 	return string(b), nil
 }
@@ -85,26 +86,45 @@ func encode(m Member) (string, error) {
 // Key returns the etcd key the node is announced under.
 func (r *Registration) Key() string { return r.key }
 
+// testHookPut, when set by a test, is called by establish between taking
+// the value and putting it: the window in which an Update used to be lost.
+var testHookPut func()
+
 // establish grants a lease, puts the key under it and starts its
 // keepalives, which last as long as run. ctx bounds the grant and put.
+//
+// The value is taken and put under r.mu, as Update puts under it, so that
+// the last Update wins whatever the interleaving: an Update that comes
+// while the key is being put again waits for that put, then puts its own
+// value under the new lease.
 func (r *Registration) establish(ctx, run context.Context) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
 	ttl := int64(math.Ceil(r.cfg.ttl.Seconds()))
 	lease, err := r.c.Grant(ctx, ttl)
 	if err != nil {
 		return nil, fmt.Errorf("etcd: register %s: grant lease: %w", r.key, err)
 	}
-	r.mu.Lock()
-	value := r.value
-	r.lease = lease.ID
-	r.mu.Unlock()
-	if _, err := r.c.Put(ctx, r.key, value, clientv3.WithLease(lease.ID)); err != nil {
-		return nil, fmt.Errorf("etcd: register %s: put: %w", r.key, err)
+	if err := r.put(ctx, lease.ID); err != nil {
+		return nil, err
 	}
 	ka, err := r.c.KeepAlive(run, lease.ID)
 	if err != nil {
 		return nil, fmt.Errorf("etcd: register %s: keepalive: %w", r.key, err)
 	}
 	return ka, nil
+}
+
+// put puts the registration's value under lease, which becomes its lease.
+func (r *Registration) put(ctx context.Context, lease clientv3.LeaseID) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lease = lease
+	if testHookPut != nil {
+		testHookPut()
+	}
+	if _, err := r.c.Put(ctx, r.key, r.value, clientv3.WithLease(lease)); err != nil {
+		return fmt.Errorf("etcd: register %s: put: %w", r.key, err)
+	}
+	return nil
 }
 
 // keep drains the keepalive responses and, when they stop while the
@@ -140,9 +160,11 @@ func (r *Registration) keep(run context.Context, ka <-chan *clientv3.LeaseKeepAl
 }
 
 // Update announces m, which must have the registration's ID, in place of
-// the member announced so far, under the same key and lease. If the put
-// fails, m is still what the registration announces when it next registers
-// again after a lost lease.
+// the member announced so far, under the same key and lease. The last
+// Update wins, also when it comes while the registration is putting its
+// key again after a lost lease (it waits for that put). If the put fails,
+// m is still what the registration announces when it next registers again
+// after a lost lease.
 func (r *Registration) Update(ctx context.Context, m Member) error {
 	value, err := encode(m)
 	if err != nil {

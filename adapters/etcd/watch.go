@@ -1,199 +1,199 @@
 package etcd
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
-	"reflect"
-	"slices"
-	"sync/atomic"
+	"strings"
 	"time"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/member"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Builder makes the placer of a view from its members, ascending by ID
-// (for chash.NewJump that order is the bucket numbering). Any algorithm and
-// options work, for example:
-//
-//	func(nodes []chash.Node) (chash.Placer, error) {
-//		return chash.NewMaglev(nodes, chash.WithTableSize(65537))
-//	}
-type Builder func(nodes []chash.Node) (chash.Placer, error)
+// Builder makes the placer of a view from its members' nodes, ascending by
+// ID (for chash.NewJump that order is the bucket numbering): see
+// member.Builder. A nil Builder builds with the spec the fleet publishes
+// (Publish).
+type Builder = member.Builder
 
-// View is one published view: the valid members under the prefix at one
-// etcd revision and the placer built from them. A View is immutable.
-type View struct {
-	// Revision is the etcd revision the member set was read or watched at.
-	Revision int64
-	// Fingerprint is chash.Fingerprint(Placer).
-	Fingerprint string
-	// Members are the valid members, ascending by ID.
-	Members []Member
-	// Placer is the Builder's placer of Members.
-	Placer chash.Placer
+// View is one published view: the members under the prefix at one etcd
+// revision (View.Version) and the placer built from them. A View is
+// immutable.
+type View = member.View
+
+// Source reads the members under a prefix from etcd: a member.Source, for
+// member.New and the contract test. Watch runs one for you.
+//
+// Each Run reads the prefix afresh and watches it from that read's
+// revision + 1, handing over the complete member set at each revision that
+// changes it (the etcd revision is the snapshot's version), and asks etcd
+// every progress interval to confirm the watch current. A compacted
+// revision, a cancelled watch, a lost leader (the watch requires one) or a
+// closed stream end the Run with an error, and the watcher runs it again,
+// which reads afresh.
+//
+// Members live at prefix + ID, the spec at prefix + "/" (see Publish).
+// Keys deeper under the prefix, such as those of a nested prefix
+// ("/svc/cache/n1" under "/svc"), are not members of this one: they are
+// ignored, not reported. Values that are not valid members are skipped and
+// reported (ErrBadMember).
+type Source struct {
+	c      *clientv3.Client
+	prefix string
+	cfg    config
 }
 
-// Watcher follows the members under a prefix and serves the latest view.
-// It is a chash.Placer: each lookup delegates to the placer of the view
-// current at that moment, with one atomic load, so lookups never block on
-// etcd, never allocate beyond what that placer does and never see a nil
-// placer. A caller that needs several lookups against one membership
-// should take View once. Its methods are safe for concurrent use; a nil or
-// zero Watcher serves nothing, as an empty chash.Holder does: build one
-// with Watch.
-//
-// A view's placer, revision, fingerprint and members are swapped together
-// with one atomic store, as chash.Holder swaps a placer, so Revision and
-// Fingerprint always describe the placer that lookups use at that moment.
-//
-// # Staleness
-//
-// The first change after a published view starts the coalescing window
-// (WithCoalesce, default DefaultCoalesce, 100 ms); every change that
-// arrives before it ends is built into one view. A change is served at most
-// the window plus one build after etcd delivers it to the watcher, and a
-// burst of changes causes at most one build per window. Views that change
-// only members' Addr or Meta reuse the placer without a build.
-//
-// # Faults
-//
-// A compacted revision, a cancelled watch, a lost leader (the watch
-// requires one) or a closed watch stream make the watcher read the prefix
-// afresh and watch from that read's revision + 1, retrying reads with
-// backoff up to 2 s apart; it serves its last view meanwhile. A dropped
-// connection that the client re-establishes resumes the watch where it
-// stopped, or, if that revision was compacted meanwhile, leads to a fresh
-// read. The revision served never goes backwards: a read at a lower
-// revision than the one served (an etcd restored from an old backup) is
-// reported and not served.
-//
-// # Bad data
-//
-// A value that is not a valid Member (see ErrBadMember), or larger than
-// WithMaxValueSize, is skipped and reported through WithErrorHook, and the
-// view is built from the other members. A view with no valid member is
-// not served: the watcher keeps its last good view and reports
-// ErrNoMembers. A Builder error is reported and likewise keeps the last
-// view.
-type Watcher struct {
-	view   atomic.Pointer[View]
-	builds atomic.Int64
-	heard  atomic.Int64 // unix nanoseconds of etcd's last word
-
-	c       *clientv3.Client
-	prefix  string
-	build   Builder
-	cfg     config
-	cancel  context.CancelFunc
-	done    chan struct{}
-	members map[string]Member // the valid members at rev; owned by run
-	rev     int64             // the revision members reflect; owned by run
-}
-
-var _ chash.Placer = (*Watcher)(nil)
-
-// Watch reads the members under prefix, builds the first view with build
-// and follows the prefix in the background until Close. ctx bounds only
-// the first read. It fails if c or build is nil, prefix is empty, the read
-// fails, no valid member is there (ErrNoMembers) or build fails: it never
-// returns a Watcher without a view.
-func Watch(ctx context.Context, c *clientv3.Client, prefix string, build Builder, opts ...Option) (*Watcher, error) {
-	if c == nil || build == nil {
-		return nil, fmt.Errorf("%w: nil etcd client or builder", chash.ErrInvalidOption)
+// NewSource returns the source of the members under prefix. It fails if c
+// is nil or prefix is empty.
+func NewSource(c *clientv3.Client, prefix string, opts ...Option) (*Source, error) {
+	if c == nil {
+		return nil, fmt.Errorf("%w: nil etcd client", chash.ErrInvalidOption)
 	}
 	p, err := cleanPrefix(prefix)
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{c: c, prefix: p, build: build, cfg: newConfig(opts), done: make(chan struct{})}
-	if err := w.read(ctx); err != nil {
+	return &Source{c: c, prefix: p, cfg: newConfig(opts)}, nil
+}
+
+// Watcher follows the members under a prefix and serves the latest view:
+// a member.Watcher (see there for the rules every view follows) with
+// Revision. It is a chash.Placer: each lookup delegates to the placer of
+// the view current at that moment, with one atomic load, so lookups never
+// block on etcd, never allocate beyond what that placer does and never see
+// a nil placer. Its methods are safe for concurrent use; a nil or zero
+// Watcher serves nothing, as an empty chash.Holder does: build one with
+// Watch.
+//
+// # Staleness
+//
+// Changes arriving within the coalescing window (WithCoalesce, default
+// 100 ms) are built into one view, so a change is served at most the
+// window plus one build after etcd delivers it. A watcher that hears
+// nothing from etcd (no change, no progress notice) for three progress
+// intervals (WithProgressInterval), while reading, creating its watch or
+// following it, reports member.ErrSilent and reads afresh; LastHeard
+// tells the view's age.
+//
+// # Bad data
+//
+// A value that is not a valid Member is skipped and reported. A member
+// the Builder refuses (a weight it cannot honour) is left out, reported
+// (member.ErrRefused) and listed in View.Refused, and everyone else is
+// served. Only a member set with no placeable member keeps the last good
+// view (ErrNoMembers).
+type Watcher struct {
+	w *member.Watcher
+}
+
+var _ chash.Placer = (*Watcher)(nil)
+
+// Watch follows the members under prefix and returns once it serves the
+// first view: it waits for a first member to register (a fleet starting
+// after its clients) until ctx ends, then fails with ErrNoMembers wrapping
+// ctx's error and the last fault. ctx bounds only this wait. build makes
+// the placers; nil builds with the spec the fleet publishes (Publish), or
+// WithSpec's until one is published. It fails at once if c is nil or
+// prefix is empty. It never returns a Watcher without a view.
+func Watch(ctx context.Context, c *clientv3.Client, prefix string, build Builder, opts ...Option) (*Watcher, error) {
+	src, err := NewSource(c, prefix, opts...)
+	if err != nil {
 		return nil, err
 	}
-	if err := w.publish(); err != nil {
-		return nil, err
+	w, err := member.Follow(ctx, src, build, src.cfg.watchOptions()...)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: watch %s: %w", src.prefix, err)
 	}
-	run, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
-	go w.run(run)
-	return w, nil
+	return &Watcher{w: w}, nil
+}
+
+// Member returns the shared watcher underneath, for what package member
+// offers beyond this package's methods (Ready, Wait).
+func (w *Watcher) Member() *member.Watcher {
+	if w == nil {
+		return nil
+	}
+	return w.w
 }
 
 // Close stops following the prefix. The watcher keeps serving its last
 // view. Closing again does nothing.
-func (w *Watcher) Close() error {
-	if w == nil || w.cancel == nil {
-		return nil
+func (w *Watcher) Close() error { return w.Member().Close() }
+
+// LastHeard returns when etcd last confirmed the watcher current: the last
+// read, watch event or progress notice. While it answers, that is at most
+// about WithProgressInterval ago; an older time means the view may be
+// stale (etcd down or unreachable), which is worth an alert. Zero for a nil
+// Watcher.
+func (w *Watcher) LastHeard() time.Time { return w.Member().LastHeard() }
+
+// Run reads the prefix, hands the members to sink and follows them until
+// ctx ends or the watch fails (see Source).
+func (s *Source) Run(ctx context.Context, sink member.Sink) error {
+	f := &following{s: s, sink: sink, members: map[string]Member{}}
+	if err := f.read(ctx); err != nil {
+		return err
 	}
-	w.cancel()
-	<-w.done
+	return f.follow(ctx)
+}
+
+// following is one Run's state.
+type following struct {
+	s       *Source
+	sink    member.Sink
+	members map[string]Member
+	spec    *member.Spec
+	rev     int64
+}
+
+// testHookWatch, when set by a test, is called right before the watch is
+// created.
+var testHookWatch func()
+
+// read replaces the members with a fresh read of the prefix and hands
+// them over.
+func (f *following) read(ctx context.Context) error {
+	resp, err := f.s.c.Get(ctx, f.s.prefix, clientv3.WithPrefix())
+	if err != nil {
+		return fmt.Errorf("etcd: read %s: %w", f.s.prefix, err)
+	}
+	for _, kv := range resp.Kvs {
+		f.accept(string(kv.Key[len(f.s.prefix):]), kv.Value)
+	}
+	f.rev = resp.Header.Revision
+	f.hand()
 	return nil
 }
 
-// run follows the prefix, and reads it afresh whenever the watch ends.
-func (w *Watcher) run(ctx context.Context) {
-	defer close(w.done)
-	for ctx.Err() == nil {
-		w.follow(ctx)
-		for wait := 50 * time.Millisecond; ctx.Err() == nil; wait = min(2*wait, 2*time.Second) {
-			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err := w.read(rctx)
-			cancel()
-			if err == nil {
-				w.cfg.report(w.publish())
-				break
-			}
-			w.cfg.report(err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(wait):
-			}
-		}
-	}
-}
-
-// follow applies the watch from rev + 1 until it fails or ctx ends,
-// publishing coalesced views.
-func (w *Watcher) follow(ctx context.Context) {
+// follow applies the watch from rev + 1 until it fails or ctx ends.
+func (f *following) follow(ctx context.Context) error {
+	s := f.s
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
-	events := w.c.Watch(wctx, w.prefix, clientv3.WithPrefix(), clientv3.WithRev(w.rev+1))
-	var due <-chan time.Time
-	tick := time.NewTicker(w.cfg.progress)
+	if testHookWatch != nil {
+		testHookWatch()
+	}
+	events := s.c.Watch(wctx, s.prefix, clientv3.WithPrefix(), clientv3.WithRev(f.rev+1))
+	tick := time.NewTicker(s.cfg.progress)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-due:
-			due = nil
-			w.cfg.report(w.publish())
+			return nil
 		case <-tick.C:
-			if silent := time.Since(w.LastHeard()); silent > 3*w.cfg.progress {
-				w.cfg.report(fmt.Errorf("etcd: watch %s: no word from etcd for %v, serving revision %d; reading afresh",
-					w.prefix, silent.Round(time.Millisecond), w.Revision()))
-				return
-			}
-			go w.askProgress(wctx)
+			go s.askProgress(wctx)
 		case resp, ok := <-events:
-			if !ok {
-				w.cfg.report(fmt.Errorf("etcd: watch %s: closed; reading afresh", w.prefix))
-				return
+			switch {
+			case !ok:
+				return fmt.Errorf("etcd: watch %s: closed; reading afresh", s.prefix)
+			case resp.Err() != nil:
+				return fmt.Errorf("etcd: watch %s: %w; reading afresh", s.prefix, resp.Err())
 			}
-			if err := resp.Err(); err != nil {
-				w.cfg.report(fmt.Errorf("etcd: watch %s: %w; reading afresh", w.prefix, err))
-				return
-			}
-			w.hear()
-			if !w.apply(resp.Events) {
-				continue
-			}
-			if w.cfg.coalesce == 0 {
-				w.cfg.report(w.publish())
-			} else if due == nil {
-				due = time.After(w.cfg.coalesce)
+			if f.apply(resp.Events) {
+				f.hand()
+			} else {
+				f.sink.Heard()
 			}
 		}
 	}
@@ -201,122 +201,64 @@ func (w *Watcher) follow(ctx context.Context) {
 
 // askProgress asks etcd to confirm, on the watch stream of ctx, that the
 // watch is current.
-func (w *Watcher) askProgress(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, w.cfg.progress)
+func (s *Source) askProgress(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.progress)
 	defer cancel()
-	w.c.RequestProgress(ctx)
+	s.c.RequestProgress(ctx)
 }
 
-func (w *Watcher) hear() { w.heard.Store(time.Now().UnixNano()) }
-
-// LastHeard returns when etcd last confirmed the watcher current: the last
-// read, watch event or progress notice. While it answers, that is at most
-// about WithProgressInterval ago; an older time means the view may be
-// stale (etcd down or unreachable), which is worth an alert. Zero for a nil
-// Watcher.
-func (w *Watcher) LastHeard() time.Time {
-	if w == nil {
-		return time.Time{}
-	}
-	return time.Unix(0, w.heard.Load())
-}
-
-// apply updates members with events and reports whether any arrived.
-func (w *Watcher) apply(events []*clientv3.Event) bool {
+// apply updates the members with events and reports whether any of them
+// changed.
+func (f *following) apply(events []*clientv3.Event) bool {
+	changed := false
 	for _, ev := range events {
-		name := string(ev.Kv.Key[len(w.prefix):])
-		w.rev = max(w.rev, ev.Kv.ModRevision)
-		delete(w.members, name)
+		name := string(ev.Kv.Key[len(f.s.prefix):])
+		if nested(name) {
+			continue
+		}
+		f.rev = max(f.rev, ev.Kv.ModRevision)
+		changed = true
+		delete(f.members, name)
+		if name == specName {
+			f.spec = nil
+		}
 		if ev.Type == clientv3.EventTypePut {
-			w.accept(name, ev.Kv.Value)
+			f.accept(name, ev.Kv.Value)
 		}
 	}
-	return len(events) > 0
+	return changed
 }
 
-// accept adds the member in value to members, or reports why not.
-func (w *Watcher) accept(name string, value []byte) {
-	m, err := parseMember(name, value, w.cfg.maxValue)
-	if err != nil {
-		w.cfg.report(err)
-		return
-	}
-	w.members[name] = m
-}
+// nested reports whether name, under the prefix, is a key of a nested
+// prefix rather than a member.
+func nested(name string) bool { return strings.Contains(name, "/") }
 
-// read replaces members with a fresh read of the prefix.
-func (w *Watcher) read(ctx context.Context) error {
-	resp, err := w.c.Get(ctx, w.prefix, clientv3.WithPrefix())
-	if err != nil {
-		return fmt.Errorf("etcd: read %s: %w", w.prefix, err)
-	}
-	w.members = make(map[string]Member, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		w.accept(string(kv.Key[len(w.prefix):]), kv.Value)
-	}
-	w.rev = resp.Header.Revision
-	w.hear()
-	return nil
-}
-
-// publish serves the view of members at rev, building its placer unless
-// the last view has the same nodes. It returns what keeps it from serving.
-func (w *Watcher) publish() error {
-	last := w.view.Load()
+// accept adds the member or spec in value, or reports why not.
+func (f *following) accept(name string, value []byte) {
 	switch {
-	case last != nil && w.rev < last.Revision:
-		return fmt.Errorf("etcd: watch %s: etcd is at revision %d, behind the %d served: keeping it", w.prefix, w.rev, last.Revision)
-	case last != nil && w.rev == last.Revision:
-		return nil
-	case len(w.members) == 0:
-		return fmt.Errorf("%w under %s at revision %d: keeping the view of revision %d", ErrNoMembers, w.prefix, w.rev, revision(last))
-	}
-	members := slices.SortedFunc(maps.Values(w.members), func(a, b Member) int { return cmp.Compare(a.ID, b.ID) })
-	v := &View{Revision: w.rev, Members: members}
-	if last != nil && sameNodes(last.Members, members) {
-		v.Placer, v.Fingerprint = last.Placer, last.Fingerprint
-	} else if err := w.place(v); err != nil {
-		return err
-	}
-	w.view.Store(v)
-	for _, f := range w.cfg.onView {
-		f(v)
-	}
-	return nil
-}
-
-// place builds v's placer.
-func (w *Watcher) place(v *View) (err error) {
-	nodes := make([]chash.Node, len(v.Members))
-	for i, m := range v.Members {
-		nodes[i] = m.Node()
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("etcd: watch %s: builder panicked: %v", w.prefix, r)
+	case nested(name):
+	case name == specName:
+		spec, err := parseSpec(value)
+		if err != nil {
+			f.sink.Report(fmt.Errorf("etcd: spec at %s: %w", f.s.prefix, err))
+			return
 		}
-	}()
-	p, err := w.build(nodes)
-	switch {
-	case err != nil:
-		return fmt.Errorf("etcd: watch %s: build view of revision %d: %w", w.prefix, v.Revision, err)
-	case p == nil || reflect.ValueOf(p).Kind() == reflect.Pointer && reflect.ValueOf(p).IsNil() || p.Len() == 0:
-		return fmt.Errorf("%w: watch %s: builder returned an empty placer", chash.ErrNoNodes, w.prefix)
+		f.spec = &spec
+	default:
+		m, err := parseMember(name, value, f.s.cfg.maxValue)
+		if err != nil {
+			f.sink.Report(err)
+			return
+		}
+		f.members[name] = m
 	}
-	w.builds.Add(1)
-	v.Placer, v.Fingerprint = p, chash.Fingerprint(p)
-	return nil
 }
 
-func revision(v *View) int64 {
-	if v == nil {
-		return 0
+// hand hands the complete member set at rev over.
+func (f *following) hand() {
+	ms := make([]Member, 0, len(f.members))
+	for _, m := range f.members {
+		ms = append(ms, m)
 	}
-	return v.Revision
-}
-
-// sameNodes reports whether a and b, both ascending by ID, hold the same
-// nodes with the same weights.
-func sameNodes(a, b []Member) bool {
-	return slices.EqualFunc(a, b, func(x, y Member) bool { return x.Node() == y.Node() })
+	f.sink.Snapshot(member.Snapshot{Version: f.rev, Members: ms, Spec: f.spec})
 }

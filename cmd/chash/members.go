@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"os"
 	"os/signal"
@@ -25,15 +24,24 @@ import (
 	"time"
 
 	"github.com/keyplace/chash"
+	fleet "github.com/keyplace/chash/member"
 )
 
 const membersHelp = `usage: chash members -prefix PREFIX [flags]
 
 The live members that adapters/etcd registrations announce under PREFIX in
 etcd, with the revision read and the fingerprint of the placement they make
-(chash.Fingerprint: equal to what every watcher of that revision reports,
-given the same -algo, -vnodes and -seed). Values that are not valid members
-are listed as skipped, as watchers skip them.
+(chash.Fingerprint: equal to what every watcher of that revision reports).
+The placement is the one the fleet publishes beside its members (its spec,
+at PREFIX/, as etcd.Publish writes it), so that the fingerprint is the one
+the fleet's watchers show; -algo and the library flags replace it, and a
+difference from the published spec is reported. A spec that names its
+hasher seed needs the seed's value with -seed. Without a published spec the
+placement is -algo's, ring by default.
+
+Values that are not valid members are listed as skipped, and members the
+placer refuses (a weight it cannot honour) as refused, as watchers skip and
+refuse them; everyone else is listed and placed.
 
 With -watch it keeps following PREFIX and prints a line for each change:
 the revision, who joined (+), left (-) or changed weight (~), and the
@@ -53,6 +61,7 @@ const maxMemberValue = 16 << 10
 type member struct {
 	ID     string            `json:"id"`
 	Weight float64           `json:"weight,omitempty"`
+	Zone   string            `json:"zone,omitempty"`
 	Addr   string            `json:"addr,omitempty"`
 	Meta   map[string]string `json:"meta,omitempty"`
 }
@@ -64,11 +73,13 @@ type skipped struct {
 
 // membersView is the member set at one revision.
 type membersView struct {
-	Revision    int64     `json:"revision"`
-	Fingerprint string    `json:"fingerprint"`
-	Members     []member  `json:"members"`
-	Skipped     []skipped `json:"skipped,omitempty"`
-	Moved       *float64  `json:"moved,omitempty"` // since the previous view, with -watch
+	Revision    int64       `json:"revision"`
+	Fingerprint string      `json:"fingerprint"`
+	Members     []member    `json:"members"`
+	Skipped     []skipped   `json:"skipped,omitempty"`
+	Refused     []skipped   `json:"refused,omitempty"` // valid members the placer refuses
+	Spec        *fleet.Spec `json:"spec,omitempty"`    // the placement spec the fleet publishes
+	Moved       *float64    `json:"moved,omitempty"`   // since the previous view, with -watch
 	placer      chash.Placer
 }
 
@@ -76,7 +87,8 @@ func runMembers(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("members", stderr)
 	endpoints := fs.String("endpoints", "127.0.0.1:2379", "etcd client addresses, comma-separated")
 	prefix := fs.String("prefix", "", "the key prefix the members are registered under (required)")
-	algoName := fs.String("algo", "ring", "the algorithm the clients build, for the fingerprint and moves")
+	algoName := fs.String("algo", "", "the algorithm the clients build, for the fingerprint and moves\n"+
+		"(default: the fleet's published spec, else ring)")
 	watch := fs.Bool("watch", false, "follow the prefix and print each change")
 	timeout := fs.Duration("timeout", 5*time.Second, "time allowed for each etcd request")
 	asJSON := fs.Bool("json", false, "print JSON (one object a line with -watch)")
@@ -99,11 +111,15 @@ func runMembers(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "members", "%v", err)
 	}
-	a, err := findAlgo(*algoName, opts)
-	if err != nil {
-		return usageError(stderr, "members", "-algo: %v", err)
+	g := &gateway{endpoints: strings.Split(*endpoints, ","), timeout: *timeout, prefix: p + "/", stderr: stderr, seed: lib.seed}
+	g.opts = opts
+	if *algoName != "" || lib.shapes() {
+		a, err := findAlgo(cmp.Or(*algoName, "ring"), opts)
+		if err != nil {
+			return usageError(stderr, "members", "-algo: %v", err)
+		}
+		g.build, g.local = a.build, localSpec(a.name, lib)
 	}
-	g := &gateway{endpoints: strings.Split(*endpoints, ","), timeout: *timeout, prefix: p + "/", build: a.build, stderr: stderr}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := g.show(ctx, *watch, *asJSON, stdout); err != nil && ctx.Err() == nil {
@@ -118,8 +134,58 @@ type gateway struct {
 	endpoints []string
 	timeout   time.Duration
 	prefix    string
-	build     func([]chash.Node) (chash.Placer, error)
+	build     func([]chash.Node) (chash.Placer, error) // nil: the published spec's
+	local     *fleet.Spec                              // the spec of -algo and the flags, if one
+	seed      uint64                                   // -seed, the value of a spec's named seed
+	opts      []chash.Option                           // the library flags, without a published spec
 	stderr    io.Writer
+	differs   string // the published spec last reported as differing
+}
+
+// shapes reports whether a library flag other than -seed was given: one
+// that makes a placement other than a published spec's. (-seed alone
+// gives the value of the seed a spec names.)
+func (l *libFlags) shapes() bool { return l.vnodes != 0 || l.tableSize != 0 || l.partitions != 0 }
+
+// localSpec returns the spec of algorithm name with the library flags, or
+// nil if name is not a core algorithm (the compat placers have none).
+func localSpec(name string, l libFlags) *fleet.Spec {
+	a, err := chash.ParseAlgorithm(name)
+	if err != nil {
+		return nil
+	}
+	s := fleet.Spec{Algorithm: a, Vnodes: l.vnodes, TableSize: l.tableSize, Partitions: l.partitions}
+	if l.seed != 0 {
+		s.Seed = "-seed"
+	}
+	return &s
+}
+
+// builder returns the build for a view published with spec.
+func (g *gateway) builder(spec *fleet.Spec) (func([]chash.Node) (chash.Placer, error), error) {
+	if spec != nil && g.local != nil && !sameSpec(*spec, *g.local) && spec.String() != g.differs {
+		g.differs = spec.String()
+		fmt.Fprintf(g.stderr, "chash members: the fleet publishes the spec %q; placing with -algo and the flags instead\n", spec)
+	}
+	switch {
+	case g.build != nil:
+		return g.build, nil
+	case spec == nil:
+		a, err := findAlgo("ring", g.opts)
+		return a.build, err
+	case spec.Seed != "" && g.seed == 0:
+		return nil, fmt.Errorf("the fleet's spec %q names the hasher seed %q: give its value with -seed", spec, spec.Seed)
+	}
+	return spec.Builder(func(string) (uint64, error) { return g.seed, nil }), nil
+}
+
+// sameSpec compares a published spec with a local one, whose seed is
+// named "-seed" when given: any named seed matches it.
+func sameSpec(published, local fleet.Spec) bool {
+	if published.Seed != "" && local.Seed != "" {
+		published.Seed = local.Seed
+	}
+	return published == local
 }
 
 // show prints the view at the latest revision and, if watch is set, every
@@ -240,11 +306,25 @@ func prefixEnd(prefix string) string {
 	return "\x00"
 }
 
-// newView applies the member rules to kvs and builds the placer.
+// newView applies the member rules to kvs and builds the placer, as
+// adapters/etcd's watchers do: with member.Place, which leaves out the
+// members the placer refuses.
 func (g *gateway) newView(rev int64, kvs []kv) (*membersView, error) {
 	v := &membersView{Revision: rev, Members: []member{}, Fingerprint: chash.FingerprintNone}
 	for _, e := range kvs {
 		name := strings.TrimPrefix(string(e.Key), g.prefix)
+		switch {
+		case strings.Contains(name, "/"): // a member of a nested prefix
+			continue
+		case name == "": // the fleet's placement spec
+			var spec fleet.Spec
+			if err := json.Unmarshal(e.Value, &spec); err != nil {
+				v.Skipped = append(v.Skipped, skipped{Key: string(e.Key), Reason: err.Error()})
+			} else {
+				v.Spec = &spec
+			}
+			continue
+		}
 		m, err := parseMemberValue(name, e.Value)
 		if err != nil {
 			v.Skipped = append(v.Skipped, skipped{Key: string(e.Key), Reason: err.Error()})
@@ -256,34 +336,38 @@ func (g *gateway) newView(rev int64, kvs []kv) (*membersView, error) {
 	if len(v.Members) == 0 {
 		return v, nil
 	}
-	nodes := make([]chash.Node, len(v.Members))
-	for i, m := range v.Members {
-		nodes[i] = chash.Node{ID: m.ID, Weight: m.Weight}
-	}
-	p, err := g.build(nodes)
+	build, err := g.builder(v.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("revision %d: %w", rev, err)
+	}
+	nodes := make([]chash.Node, len(v.Members))
+	for i, m := range v.Members {
+		nodes[i] = chash.Node{ID: m.ID, Weight: m.Weight, Zone: m.Zone}
+	}
+	p, refused, err := fleet.Place(build, nodes)
+	for _, r := range refused {
+		v.Refused = append(v.Refused, skipped{Key: g.prefix + r.Member.ID, Reason: r.Err.Error()})
+		v.Members = slices.DeleteFunc(v.Members, func(m member) bool { return m.ID == r.Member.ID })
+	}
+	if err != nil {
+		v.Members = []member{}
+		return v, nil
 	}
 	v.placer, v.Fingerprint = p, chash.Fingerprint(p)
 	return v, nil
 }
 
-// parseMemberValue applies the rules of adapters/etcd's ParseMember.
+// parseMemberValue applies the rules of adapters/etcd's ParseMember
+// (member.DecodeJSON, and an ID equal to the key's name).
 func parseMemberValue(name string, value []byte) (member, error) {
-	var m member
+	m, err := fleet.DecodeJSON(value, maxMemberValue)
 	switch {
-	case len(value) > maxMemberValue:
-		return m, fmt.Errorf("value of %d bytes (limit %d)", len(value), maxMemberValue)
-	case json.Unmarshal(value, &m) != nil:
-		return m, errors.New("not a JSON member")
-	case m.ID == "":
-		return m, errors.New("empty ID")
+	case err != nil:
+		return member{}, errors.New(strings.TrimPrefix(err.Error(), "member: bad member: "))
 	case m.ID != name:
-		return m, fmt.Errorf("holds ID %q: a member's ID must be its key's name", m.ID)
-	case m.Weight < 0 || math.IsNaN(m.Weight) || math.IsInf(m.Weight, 0):
-		return m, fmt.Errorf("weight %v", m.Weight)
+		return member{}, fmt.Errorf("holds ID %q: a member's ID must be its key's name", m.ID)
 	}
-	return m, nil
+	return member{ID: m.ID, Weight: m.Weight, Zone: m.Zone, Addr: m.Addr, Meta: m.Meta}, nil
 }
 
 // follow watches the prefix from rev + 1 and calls fn with the revision
@@ -357,11 +441,17 @@ func (v *membersView) print(w io.Writer, asJSON bool) {
 		return
 	}
 	fmt.Fprintf(w, "revision %d  fingerprint %s  %d members\n", v.Revision, v.Fingerprint, len(v.Members))
-	t := newTable("ID", ">WEIGHT", "ADDR")
+	if v.Spec != nil {
+		fmt.Fprintf(w, "spec %s\n", v.Spec)
+	}
+	t := newTable("ID", ">WEIGHT", "ZONE", "ADDR")
 	for _, m := range v.Members {
-		t.add(m.ID, strconv.FormatFloat(cmp.Or(m.Weight, 1), 'g', -1, 64), m.Addr)
+		t.add(m.ID, strconv.FormatFloat(cmp.Or(m.Weight, 1), 'g', -1, 64), m.Zone, m.Addr)
 	}
 	t.write(w)
+	for _, s := range v.Refused {
+		fmt.Fprintf(w, "refused %s: %s\n", s.Key, s.Reason)
+	}
 	for _, s := range v.Skipped {
 		fmt.Fprintf(w, "skipped %s: %s\n", s.Key, s.Reason)
 	}

@@ -76,3 +76,78 @@ func TestMembersRange(t *testing.T) {
 	assert.Contains(t, out.String(), "revision 3514  fingerprint "+chash.Fingerprint(p)+"  1 members")
 	assert.Contains(t, out.String(), `skipped /demo/x: not a JSON member`)
 }
+
+// gatewayOf serves a range response holding kvs at revision 7.
+func gatewayOf(t *testing.T, kvs map[string]string) *httptest.Server {
+	type kvJSON struct {
+		Key   []byte `json:"key"`
+		Value []byte `json:"value"`
+	}
+	var resp struct {
+		Header struct {
+			Revision string `json:"revision"`
+		} `json:"header"`
+		Kvs []kvJSON `json:"kvs"`
+	}
+	resp.Header.Revision = "7"
+	for k, v := range kvs {
+		resp.Kvs = append(resp.Kvs, kvJSON{Key: []byte(k), Value: []byte(v)})
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(resp)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A member the placer refuses is listed as refused, and everyone else is
+// placed: the command no longer exits 1 listing nobody.
+func TestMembersRefused(t *testing.T) {
+	srv := gatewayOf(t, map[string]string{
+		"/demo/a":     `{"id":"a","zone":"z1"}`,
+		"/demo/heavy": `{"id":"heavy","weight":1e12}`,
+	})
+	var out, errOut bytes.Buffer
+	code := run([]string{"members", "-endpoints", strings.TrimPrefix(srv.URL, "http://"), "-prefix", "/demo"}, &out, &errOut)
+	require.Equal(t, exitOK, code, errOut.String())
+	p, err := chash.NewRing([]chash.Node{{ID: "a", Zone: "z1"}})
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "fingerprint "+chash.Fingerprint(p)+"  1 members")
+	assert.Contains(t, out.String(), "z1", "the zone is listed")
+	assert.Contains(t, out.String(), "refused /demo/heavy: member: refused by the placer")
+}
+
+// The fleet's published spec is the default placement, so that the
+// fingerprint is the one its watchers show; -algo replaces it, and the
+// difference is reported.
+func TestMembersSpec(t *testing.T) {
+	srv := gatewayOf(t, map[string]string{
+		"/demo/":  `{"algorithm":"maglev","table-size":1009}`,
+		"/demo/a": `{"id":"a"}`,
+		"/demo/b": `{"id":"b"}`,
+	})
+	ep := strings.TrimPrefix(srv.URL, "http://")
+	p, err := chash.NewMaglev([]chash.Node{{ID: "a"}, {ID: "b"}}, chash.WithTableSize(1009))
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"members", "-endpoints", ep, "-prefix", "/demo"}, &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "fingerprint "+chash.Fingerprint(p)+"  2 members")
+	assert.Contains(t, out.String(), "spec maglev table-size=1009")
+	assert.Empty(t, errOut.String())
+
+	out.Reset()
+	require.Equal(t, exitOK, run([]string{"members", "-endpoints", ep, "-prefix", "/demo", "-algo", "ring"}, &out, &errOut))
+	assert.NotContains(t, out.String(), chash.Fingerprint(p))
+	assert.Contains(t, errOut.String(), `the fleet publishes the spec "maglev table-size=1009"`)
+
+	seeded := gatewayOf(t, map[string]string{"/demo/": `{"algorithm":"maglev","seed":"cache-seed"}`, "/demo/a": `{"id":"a"}`})
+	ep = strings.TrimPrefix(seeded.URL, "http://")
+	errOut.Reset()
+	assert.Equal(t, exitFail, run([]string{"members", "-endpoints", ep, "-prefix", "/demo"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "give its value with -seed")
+	out.Reset()
+	require.Equal(t, exitOK, run([]string{"members", "-endpoints", ep, "-prefix", "/demo", "-seed", "42"}, &out, &errOut))
+	q, err := chash.NewMaglev([]chash.Node{{ID: "a"}}, chash.WithHasher(chash.XXHashSeed(42)))
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), chash.Fingerprint(q))
+}
