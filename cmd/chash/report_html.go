@@ -41,6 +41,7 @@ type section struct {
 	Chart           template.HTML // inline SVG of numbers only
 	Legend          []legend
 	Head            []string
+	Left            []bool // columns of text, aligned left
 	Rows            []row
 	Details         bool // the table folds away (long lists)
 }
@@ -95,6 +96,17 @@ func writeReportHTML(w io.Writer, rep *report, limit int) error {
 		v = shardMapView(rep.ShardMap, limit)
 	default:
 		return fmt.Errorf("empty report")
+	}
+	for i := range v.Sections {
+		s := &v.Sections[i]
+		s.Left = make([]bool, len(s.Head))
+		if len(s.Rows) > 0 {
+			for j, c := range s.Rows[0].Cells {
+				if j < len(s.Left) {
+					s.Left[j] = c.Class == "t"
+				}
+			}
+		}
 	}
 	return reportPage.Execute(w, v)
 }
@@ -367,7 +379,7 @@ var reportPage = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em;color:#1d2330;background:#fff}
 h1{font-size:1.4em;margin:0}h2{font-size:1.1em;margin:1.6em 0 .4em}.sub{color:#5b6578;margin:.2em 0 1em}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}th,td{padding:2px 10px;text-align:right;white-space:nowrap}
-th{color:#5b6578;font-weight:600;border-bottom:1px solid #d5d9e2}td.t{text-align:left}td.k{text-align:left;color:#5b6578}td.t:first-child{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
+th{color:#5b6578;font-weight:600;border-bottom:1px solid #d5d9e2}th.l{text-align:left}td.t{text-align:left}td.k{text-align:left;color:#5b6578}td.t:first-child{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
 tbody tr:nth-child(even){background:#f7f8fa}td.c{padding:0 10px}td.c svg{display:block;width:220px;height:14px}
 rect.old{fill:#b8c2d3}rect.new{fill:#4c78a8}rect.flow{fill:#f58518}td.over{color:#b42318;font-weight:600}
 td.m1{background:#fde8d4}td.m2{background:#fbc99c}td.m3{background:#f8a65e}td.m4{background:#f58518;color:#fff}
@@ -392,7 +404,7 @@ footer{margin-top:2em;color:#5b6578;font-size:12px}
 {{- .Chart}}
 {{- if .Rows}}
 {{if .Details}}<details open><summary>{{len .Rows}} rows</summary>{{end}}
-<table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+<table><thead><tr>{{$left := .Left}}{{range $i, $h := .Head}}<th{{if index $left $i}} class="l"{{end}}>{{$h}}</th>{{end}}</tr></thead><tbody>
 {{- range .Rows}}
 <tr{{with .ID}} data-id="{{.}}"{{end}}>{{template "cells" .Cells}}</tr>
 {{- end}}

@@ -1,0 +1,22 @@
+// chash-release: unpublished
+// Browser tests of the status page and the chash report, in headless
+// Chromium; nothing imports this module, so release.sh tags no version of
+// it (the line above is what it looks for).
+module github.com/keyplace/chash/adapters/browsertest
+
+go 1.26.0
+
+require (
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.23.1
+	github.com/keyplace/chash v0.3.0
+	github.com/stretchr/testify v1.11.1
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/davecgh/go-spew v1.1.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)
