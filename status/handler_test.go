@@ -323,3 +323,38 @@ func BenchmarkPage(b *testing.B) {
 		})
 	}
 }
+
+// FuzzPageEscapes renders pages whose member IDs, zone and title are
+// arbitrary: whatever they hold, the page has exactly the markup of a
+// page of benign names (the same number of <, >, " and ' characters),
+// so no input can open or close an element or an attribute.
+func FuzzPageEscapes(f *testing.F) {
+	for i, id := range hostileIDs {
+		f.Add(id, hostileIDs[len(hostileIDs)-1-i])
+	}
+	f.Add("a\x00b", "\xff")
+	markup := func(t *testing.T, id, zone string) map[rune]int {
+		ring, err := chash.NewRing([]chash.Node{{ID: id, Zone: zone}, {ID: id + "-2", Zone: zone}})
+		if err != nil {
+			return nil
+		}
+		h, err := status.NewHandler(ring, status.WithTitle(id))
+		require.NoError(t, err)
+		_, page := get(t, h, "")
+		counts := map[rune]int{}
+		for _, r := range page {
+			switch r {
+			case '<', '>', '"', '\'':
+				counts[r]++
+			}
+		}
+		return counts
+	}
+	f.Fuzz(func(t *testing.T, id, zone string) {
+		got := markup(t, id, zone)
+		if got == nil {
+			return // IDs the ring refuses
+		}
+		assert.Equal(t, markup(t, "x", "z"), got, "id %q zone %q", id, zone)
+	})
+}

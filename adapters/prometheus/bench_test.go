@@ -45,9 +45,9 @@ func BenchmarkScrape(b *testing.B) {
 // collectors watch, with nothing else running and while a goroutine
 // scrapes them without pause: the collectors add nothing to the lookup
 // path: compare ns/op (on 2 cores the scraping goroutine competes for the
-// CPU). B/op while scraped counts the scraper's allocations too, since
-// the runtime's counters are the process's; allocs/op stays 0 (see
-// TestLookupsWhileScraped for the exact count).
+// CPU). B/op and allocs/op while scraped count the scraper's allocations
+// too, since the runtime's counters are the process's: the lookups' own
+// count is bare's, 0, which TestLookupsWhileScraped asserts.
 func BenchmarkLookupWhileScraped(b *testing.B) {
 	f, cs := newFleet(b, 1000, chashprom.WithPerNode())
 	keys := chashtest.Keys(1024)
