@@ -36,6 +36,14 @@ func JumpBackHash(key uint64, buckets int) int {
 
 // jumpBack is JumpBackHash for 1 <= n < 2^31 buckets.
 func jumpBack(key uint64, n uint32) int {
+	b, _ := jumpBackSeq(key, n)
+	return b
+}
+
+// jumpBackSeq is jumpBack that also returns the key's SplitMix64 state
+// after its last draw: hash4j's JumpBackAnchor (see
+// [JumpBackAnchorEngine]) goes on drawing from it.
+func jumpBackSeq(key uint64, n uint32) (int, uint64) {
 	r := mix64(key + phi)
 	// The bits of x below the bucket count's width pick, from the highest
 	// set bit down, the ranges [2^i, 2^(i+1)) the key jumps back through.
@@ -51,7 +59,7 @@ func jumpBack(key uint64, n uint32) int {
 	// and within 2% elsewhere, in 4 interleaved rounds).
 	lo, b := jumpBackDraw(r, x)
 	if b < n {
-		return int(b)
+		return int(b), key + phi
 	}
 	return jumpBackOn(key+phi, r, x, lo, n)
 }
@@ -75,8 +83,8 @@ func jumpBackDraw(r uint64, x uint32) (lo, b uint32) {
 
 // jumpBackOn is the rest of JumpBackHash for a key whose value drawn from
 // its first range lo was n or more, with state the key's SplitMix64 state
-// and r its first output.
-func jumpBackOn(state, r uint64, x, lo, n uint32) int {
+// and r its first output; it returns the state after its last draw too.
+func jumpBackOn(state, r uint64, x, lo, n uint32) (int, uint64) {
 	// The range straddles n: draw from it, two values per mix, until one
 	// falls below n; that bucket is the key's if it is in the range, else
 	// the key takes its draw from the next lower range. That range lies
@@ -98,7 +106,7 @@ func jumpBackOn(state, r uint64, x, lo, n uint32) int {
 			if b < lo {
 				_, b = jumpBackDraw(r, x^lo)
 			}
-			return int(b)
+			return int(b), state
 		}
 	}
 }
