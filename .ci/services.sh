@@ -5,8 +5,9 @@
 #   eval "$(.ci/services.sh start)"   # install if missing, start, wait, export env
 #   trap '.ci/services.sh stop' EXIT  # stop them, also when a test fails
 #
-# start installs Debian's memcached, redis-server, etcd-server and chromium
-# when they are missing (as root, or through passwordless sudo), starts 5 memcached
+# start installs Debian's memcached, redis-server, etcd-server, chromium and
+# knot (Knot DNS, whose servers the DNS tests run themselves) when they are
+# missing (as root, or through passwordless sudo), starts 5 memcached
 # (4 + 1 to add), 4 redis-server (3 + 1) daemons and one etcd on loopback
 # with a data directory under the state directory, waits until each accepts
 # connections and prints shell assignments on stdout:
@@ -15,6 +16,9 @@
 #   export CHASH_ETCD=127.0.0.1:22379            (etcd's client address)
 #   export CHASH_ETCD_BIN=/usr/bin/etcd          (for tests that run, kill and
 #                                                 restart etcds of their own)
+#   export CHASH_KNOTD_BIN=/usr/sbin/knotd       (Knot DNS, from Debian's knot: the
+#   export CHASH_KNOTC_BIN=/usr/sbin/knotc        DNS tests run, reload, kill and
+#                                                 restart servers of their own)
 #   export CHASH_CHROMIUM=/usr/bin/chromium      (headless, for the browser
 #                                                 tests of adapters/browsertest)
 #   export CHASH_SERVICES_DIR=/tmp/...           (pidfiles and logs, for stop)
@@ -52,6 +56,7 @@ install_missing() {
 	command -v memcached >/dev/null || missing+=(memcached)
 	command -v redis-server >/dev/null || missing+=(redis-server)
 	command -v etcd >/dev/null || missing+=(etcd-server)
+	command -v knotd >/dev/null || [ -x /usr/sbin/knotd ] || missing+=(knot)
 	command -v chromium >/dev/null || missing+=(chromium)
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if ! command -v apt-get >/dev/null; then
@@ -66,7 +71,8 @@ install_missing() {
 		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
 		as_root "${apt[@]}" >&2
 	fi
-	command -v memcached >/dev/null && command -v redis-server >/dev/null && command -v etcd >/dev/null && command -v chromium >/dev/null
+	command -v memcached >/dev/null && command -v redis-server >/dev/null && command -v etcd >/dev/null && command -v chromium >/dev/null &&
+		{ command -v knotd >/dev/null || [ -x /usr/sbin/knotd ]; }
 }
 
 # port_open reports whether something accepts TCP connections on port.
@@ -157,6 +163,8 @@ start() {
 	echo "export CHASH_REDIS=$(addrs "$redis_port" "$redis_count")"
 	echo "export CHASH_ETCD=127.0.0.1:$etcd_port"
 	echo "export CHASH_ETCD_BIN=$(command -v etcd)"
+	echo "export CHASH_KNOTD_BIN=$(command -v knotd || echo /usr/sbin/knotd)"
+	echo "export CHASH_KNOTC_BIN=$(command -v knotc || echo /usr/sbin/knotc)"
 	echo "export CHASH_CHROMIUM=$(command -v chromium)"
 	echo "export CHASH_SERVICES_DIR=$dir"
 }
