@@ -41,8 +41,17 @@ func JumpHash(key uint64, buckets int) int {
 }
 
 // jumpHash is JumpHash for 1 to 2^53 buckets, small enough to inline into
-// lookups.
+// lookups: jumpGo's loop, run by jumpFMA, its assembly, where the CPU has
+// FMA (jump_amd64.s).
 func jumpHash(key uint64, buckets int) int {
+	if jumpKernel {
+		return jumpFMA(key, buckets)
+	}
+	return jumpGo(key, buckets)
+}
+
+// jumpGo is jumpHash in Go.
+func jumpGo(key uint64, buckets int) int {
 	limit := float64(buckets)
 	// The paper's loop is j = int64(float64(b+1) * r) with b the last j,
 	// where r = 2^31 / (key>>33 + 1) depends on the key's sequence only,
@@ -66,7 +75,11 @@ func jumpHash(key uint64, buckets int) int {
 	// still the paper's. A lone lookup waits for bits.Len(buckets) -
 	// H(buckets) more steps on average (1.3 at 8 buckets, 2.5 at 1,000),
 	// against one mispredicted exit saved; a stream of lookups takes 30%
-	// less time each (BenchmarkLookup in benchmarks/, 8 to 1,000 buckets).
+	// less time each (BenchmarkLookup in benchmarks/, 8 to 1,000 buckets,
+	// Intel Xeon and AMD EPYC). Those figures need keys the CPU cannot
+	// learn: replaying a few thousand keys in the same order, a branch
+	// predictor as large as the EPYC's learns the paper's exits for each
+	// key (benchmarks/notes.md).
 	t, res := 0.0, 0
 	for s := bits.Len(uint(buckets)); s > 0 || t < limit; s-- {
 		key = key*2862933555777941757 + 1
