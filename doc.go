@@ -67,6 +67,10 @@
 //     zones, pins, drains, rebalancing and ordered move plans.
 //   - balance: live request load: bounded loads, two choices, hot keys.
 //   - chashtest: the contract test every Placer runs, a user's own included.
+//   - member: one view of a fleet's members, from wherever it keeps them
+//     (the sources are nested modules: adapters/etcd, adapters/dns), with
+//     the fleet's placement spec; member/membertest is the contract test
+//     every source runs against its real server.
 //
 // Placers of other packages take part in [Fingerprint] and [Derive] through
 // the [Fingerprinter] and [Deriver] interfaces; this package imports none

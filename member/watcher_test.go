@@ -224,3 +224,27 @@ func Example() {
 	fmt.Println(len(v.Members), "members,", v.Spec, "->", w.LookupString("user:42").ID)
 	// Output: 3 members, maglev table-size=1009 -> cache-3
 }
+
+// A refused member is found once (about log2 n builds) and then
+// remembered: each later view costs one build, not another search.
+func TestRefusedRemembered(t *testing.T) {
+	var fleet membertest.Memory
+	ms := members(1000, 1)
+	ms[500].Weight = 1e12
+	require.NoError(t, fleet.Set(ms))
+	var reported errs
+	w, err := member.Follow(ctx(t), fleet.Source(), ring, member.WithCoalesce(0), member.WithErrorHook(reported.hook))
+	require.NoError(t, err)
+	defer w.Close()
+	first := w.Builds()
+	assert.Equal(t, 999, w.Len())
+	assert.Equal(t, 1, reported.count(member.ErrRefused))
+	for i := range 5 {
+		ms[i].Weight = 2
+		require.NoError(t, fleet.Set(ms))
+		require.Eventually(t, func() bool { return w.View().Members[i].Weight == 2 }, 2*time.Second, time.Millisecond)
+	}
+	assert.Equal(t, int64(5), w.Builds()-first, "one build a view")
+	assert.Equal(t, 1, reported.count(member.ErrRefused), "reported once")
+	t.Logf("first view: %d builds", first)
+}
