@@ -54,6 +54,7 @@ type config struct {
 	partitions int
 	loadFactor float64
 	ketama     KetamaVariant
+	capacity   int // WithCapacity; 0 means the algorithm's default
 }
 
 // newConfig applies opts, rejects combinations that contradict each other,
@@ -196,6 +197,23 @@ func WithKetama(v KetamaVariant) Option {
 			return fmt.Errorf("%w: WithKetama(%d): want KetamaLibketama, KetamaLibmemcached or KetamaSpy", ErrInvalidOption, v)
 		}
 		c.ketama = v
+		return nil
+	}
+}
+
+// WithCapacity sets the number of buckets of an AnchorHash placer (the most
+// members it can ever hold; the default is the number of nodes given) and
+// the initial node array of a DxHash placer (which grows by doubling; the
+// default is the smallest power of two that holds the nodes). It must be
+// from 1 to 1<<24 and at least the number of nodes. Placement depends on
+// it, so every process of a fleet must use the same. Only NewAnchor and
+// NewDx use it.
+func WithCapacity(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > maxEngineBuckets {
+			return fmt.Errorf("%w: WithCapacity(%d): want 1 to 16777216", ErrInvalidOption, n)
+		}
+		c.capacity = n
 		return nil
 	}
 }
