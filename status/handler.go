@@ -63,9 +63,10 @@ func WithBalancer(b *balance.Balancer) Option { return func(c *config) { c.balan
 func WithHotKeys(h *balance.HotKeys) Option { return func(c *config) { c.hot = h } }
 
 // NewHandler returns the status page of p: a chash.Holder, a [Tracker],
-// an etcd watcher or any other placer. A placer with a Load() chash.Placer
-// method is read through it once per request, and its Revision() int64,
-// LastChange() time.Time, Builds() int64 and BuildTime() time.Duration
+// a member.Watcher, an etcd watcher or any other placer. A placer with a
+// Load() chash.Placer method is read through it once per request, and its
+// Revision() int64, LastChange() time.Time, View() *member.View (its
+// Version and Built time), Builds() int64 and BuildTime() time.Duration
 // methods, where it has them, are shown. It fails with chash.ErrNilPlacer
 // for a nil p, typed or not (an empty Holder is fine).
 func NewHandler(p chash.Placer, opts ...Option) (*Handler, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/balance"
 	"github.com/keyplace/chash/chashtest"
+	"github.com/keyplace/chash/member"
 	"github.com/keyplace/chash/status"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -357,4 +358,27 @@ func FuzzPageEscapes(f *testing.F) {
 		}
 		assert.Equal(t, markup(t, "x", "z"), got, "id %q zone %q", id, zone)
 	})
+}
+
+// viewed is a placer with a member view, as a member.Watcher and an etcd
+// watcher are.
+type viewed struct {
+	chash.Placer
+	view *member.View
+}
+
+func (v viewed) View() *member.View { return v.view }
+
+// A member watcher's view gives the page its revision (the view's
+// Version) and the time of its last change (Built).
+func TestPageOfMemberView(t *testing.T) {
+	ring, _ := chash.NewRing(chashtest.Nodes(3))
+	built := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h, err := status.NewHandler(viewed{ring, &member.View{Version: 42, Built: built, Placer: ring}})
+	require.NoError(t, err)
+	js := getJSON(t, h)
+	assert.EqualValues(t, 42, js.Revision)
+	assert.True(t, built.Equal(js.Changed))
+	assert.False(t, js.ChangedObserved)
+	assert.Equal(t, 3, js.Members)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/balance"
+	"github.com/keyplace/chash/member"
 )
 
 // Snapshot is what the status page shows, and its JSON form: the same
@@ -28,12 +29,14 @@ type Snapshot struct {
 	Algorithm string `json:"algorithm"`
 	// Fingerprint is chash.Fingerprint of the placer shown.
 	Fingerprint string `json:"fingerprint"`
-	// Revision is the placer's own revision (a Tracker's or an etcd
-	// watcher's Revision method); 0 when it has none.
+	// Revision is the placer's own revision: its Revision method (a
+	// Tracker's, an etcd watcher's), else the Version of its View (a
+	// member.Watcher's); 0 when it has neither.
 	Revision int64 `json:"revision"`
 	// Changed is when the placement last changed: the placer's LastChange
-	// method (a Tracker's) or, without one, when this handler first saw
-	// its fingerprint, and then ChangedObserved is set.
+	// method (a Tracker's), else the Built time of its View (a
+	// member.Watcher's, an etcd watcher's) or, without either, when this
+	// handler first saw its fingerprint, and then ChangedObserved is set.
 	Changed         time.Time `json:"changed"`
 	ChangedObserved bool      `json:"changed_observed"`
 	// AgeSeconds is Generated - Changed, in seconds.
@@ -168,6 +171,12 @@ func (h *Handler) Snapshot() Snapshot {
 func (h *Handler) snapshot() (Snapshot, *placement) {
 	now := time.Now()
 	s := Snapshot{Title: h.cfg.title, Generated: now, Zones: []ZoneStatus{}, Nodes: []NodeStatus{}, HotKeys: []HotKey{}}
+	var built time.Time
+	if v, ok := h.p.(interface{ View() *member.View }); ok {
+		if view := v.View(); view != nil {
+			s.Revision, built = view.Version, view.Built
+		}
+	}
 	if r, ok := h.p.(interface{ Revision() int64 }); ok {
 		s.Revision = r.Revision()
 	}
@@ -183,6 +192,9 @@ func (h *Handler) snapshot() (Snapshot, *placement) {
 		s.Algorithm = algorithmOf(pl.fingerprint)
 	}
 	s.Changed, s.ChangedObserved = pl.seen, true
+	if !built.IsZero() {
+		s.Changed, s.ChangedObserved = built, false
+	}
 	if c, ok := h.p.(interface{ LastChange() time.Time }); ok {
 		if t := c.LastChange(); !t.IsZero() {
 			s.Changed, s.ChangedObserved = t, false

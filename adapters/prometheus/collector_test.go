@@ -12,6 +12,7 @@ import (
 	chashprom "github.com/keyplace/chash/adapters/prometheus"
 	"github.com/keyplace/chash/balance"
 	"github.com/keyplace/chash/chashtest"
+	"github.com/keyplace/chash/member"
 	"github.com/keyplace/chash/shardmap"
 	"github.com/keyplace/chash/status"
 	"github.com/prometheus/client_golang/prometheus"
@@ -218,6 +219,27 @@ func TestPlacementOfPlainPlacers(t *testing.T) {
 	assert.ErrorIs(t, err, chash.ErrNilPlacer)
 	_, err = chashprom.NewShardMapCollector(nil)
 	assert.ErrorIs(t, err, chash.ErrNilPlacer)
+}
+
+// viewed is a placer with a member view, as a member.Watcher and an etcd
+// watcher are.
+type viewed struct {
+	chash.Placer
+	view *member.View
+}
+
+func (v viewed) View() *member.View { return v.view }
+
+// A member watcher's view gives the revision (its Version) and the time
+// of the last change (Built).
+func TestPlacementOfMemberView(t *testing.T) {
+	ring, _ := chash.NewRing(chashtest.Nodes(3))
+	built := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c, err := chashprom.NewPlacementCollector(viewed{ring, &member.View{Version: 42, Built: built, Placer: ring}})
+	require.NoError(t, err)
+	mfs := gather(t, c)
+	assert.EqualValues(t, 42, value(t, mfs, "chash_placement_revision"))
+	assert.EqualValues(t, built.Unix(), value(t, mfs, "chash_placement_last_change_timestamp_seconds"))
 }
 
 // Zones past the limit are counted together; a zone named like the

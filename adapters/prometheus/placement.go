@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/member"
 	prom "github.com/prometheus/client_golang/prometheus"
 )
 
@@ -24,11 +25,12 @@ import (
 //	chash_placement_info{algorithm,fingerprint}      gauge   1, labelled with the placement's identity
 //	chash_placement_load_peak_ratio                  gauge   the largest share of keys over fair share (1 is perfect)
 //	chash_placement_load_cv_ratio                    gauge   coefficient of variation of share over fair share
-//	chash_placement_revision                         gauge   the view's Revision()        (a Tracker, an etcd Watcher)
-//	chash_placement_builds_total                     counter the view's Builds()          (a Tracker, an etcd Watcher)
-//	chash_placement_build_seconds_total              counter the view's BuildTime()       (a Tracker)
-//	chash_placement_last_change_timestamp_seconds    gauge   the view's LastChange() (a Tracker); otherwise when
-//	                                                         this collector first saw the fingerprint
+//	chash_placement_revision                         gauge   the view's Revision(), or its View().Version
+//	chash_placement_builds_total                     counter the view's Builds()    (a Tracker, a member or etcd Watcher)
+//	chash_placement_build_seconds_total              counter the view's BuildTime() (a Tracker)
+//	chash_placement_last_change_timestamp_seconds    gauge   the view's LastChange() (a Tracker), or its
+//	                                                         View().Built (a member or etcd Watcher); otherwise
+//	                                                         when this collector first saw the fingerprint
 //
 // and, with WithPerNode, for each member:
 //
@@ -36,9 +38,9 @@ import (
 //	chash_placement_node_fair_share_ratio{node}      gauge   its weight over the total weight
 //
 // A view's methods are found by their signatures, so a view of any
-// package takes part: Load() chash.Placer, Revision() int64, Builds()
-// int64, BuildTime() time.Duration and LastChange() time.Time; series
-// whose method the view lacks are not exported.
+// package takes part: Load() chash.Placer, Revision() int64, View()
+// *member.View, Builds() int64, BuildTime() time.Duration and LastChange()
+// time.Time; series whose method the view lacks are not exported.
 //
 // Collecting costs a lookup nothing: the collector reads the view only
 // when scraped, through its ordinary methods, and holds no lock a lookup
@@ -132,8 +134,14 @@ func (c *PlacementCollector) Collect(ch chan<- prom.Metric) {
 		gauge(c.peak, st.peak)
 		gauge(c.cv, st.cv)
 	}
+	var view *member.View
+	if v, ok := c.p.(interface{ View() *member.View }); ok {
+		view = v.View()
+	}
 	if v, ok := c.p.(interface{ Revision() int64 }); ok {
 		gauge(c.revision, float64(v.Revision()))
+	} else if view != nil {
+		gauge(c.revision, float64(view.Version))
 	}
 	if v, ok := c.p.(interface{ Builds() int64 }); ok {
 		send(ch, c.builds, prom.CounterValue, float64(v.Builds()))
@@ -142,6 +150,9 @@ func (c *PlacementCollector) Collect(ch chan<- prom.Metric) {
 		send(ch, c.buildSecs, prom.CounterValue, v.BuildTime().Seconds())
 	}
 	changed := st.seen
+	if view != nil && !view.Built.IsZero() {
+		changed = view.Built
+	}
 	if v, ok := c.p.(interface{ LastChange() time.Time }); ok {
 		if t := v.LastChange(); !t.IsZero() {
 			changed = t
