@@ -51,6 +51,19 @@
 // when ctx ends or on a fault it cannot recover from; the watcher reports
 // the fault and calls Run again, with backoff. A source package then
 // offers a constructor that returns Follow(ctx, source, build, opts...),
-// and runs membertest.TestSource against its real server. See [Source]
-// for the rules in full.
+// with a silence bound (WithSilence) of about three of its confirmation
+// intervals, and runs membertest.TestSource against its real server,
+// with a Fleet that writes members the way the fleet's nodes do (and a
+// Breaker and a SpecPublisher where the server allows). See [Source] for
+// the rules in full.
+//
+// Members travel as their JSON form ([EncodeJSON], [DecodeJSON]) wherever a
+// server stores a value per member: an etcd key, a ZooKeeper znode's data,
+// a gossip node's metadata. The version is the server's own where it has
+// one (an etcd revision; for ZooKeeper the parent znode's pzxid, which
+// rises with every child created or deleted, combined with the children's
+// data versions) or a counter the source raises on each change it sees
+// (DNS; a gossip source's join, leave and update events). Sources whose
+// server offers no order of its own hand over the set they hold as a new
+// snapshot only when it differs from the last, and confirm it otherwise.
 package member
