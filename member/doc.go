@@ -60,9 +60,10 @@
 // Members travel as their JSON form ([EncodeJSON], [DecodeJSON]) wherever a
 // server stores a value per member: an etcd key, a ZooKeeper znode's data,
 // a gossip node's metadata. The version is the server's own where it has
-// one (an etcd revision; for ZooKeeper the parent znode's pzxid, which
-// rises with every child created or deleted, combined with the children's
-// data versions) or a counter the source raises on each change it sees
+// one (an etcd revision; for ZooKeeper the largest of the parent znode's
+// pzxid, which a child created or deleted raises, and the children's
+// mzxids, which a change of their data raises: zxids only grow) or a
+// counter the source raises on each change it sees
 // (DNS; a gossip source's join, leave and update events). Sources whose
 // server offers no order of its own hand over the set they hold as a new
 // snapshot only when it differs from the last, and confirm it otherwise.
