@@ -43,9 +43,8 @@ type nilSource struct{}
 
 func (*nilSource) LastHeard() time.Time { return time.Time{} }
 
-// errBadMember stands for an adapter's own sentinel, such as
-// etcd.ErrBadMember.
-var errBadMember = errors.New("etcd: bad member")
+// errLeaseLost stands for an adapter's own sentinel.
+var errLeaseLost = errors.New("etcd: lease lost")
 
 func newFleet(t testing.TB, n int, opts ...chashprom.Option) (*fleet, []prometheus.Collector) {
 	t.Helper()
@@ -78,7 +77,7 @@ func newFleet(t testing.TB, n int, opts ...chashprom.Option) (*fleet, []promethe
 	m, err := shardmap.New(nodes, shardmap.Spec{Partitions: 4 * n, Replicas: 3})
 	require.NoError(t, err)
 	f.smap = chash.NewHolder(m)
-	mopts := append([]chashprom.Option{chashprom.WithErrorKind("bad_member", errBadMember)}, opts...)
+	mopts := append([]chashprom.Option{chashprom.WithErrorKind("lease_lost", errLeaseLost)}, opts...)
 	f.members, err = chashprom.NewMembershipCollector(heard(time.Now().Add(-3*time.Second)), mopts...)
 	require.NoError(t, err)
 	placement, err := chashprom.NewPlacementCollector(f.tracker, opts...)
@@ -154,7 +153,7 @@ func TestSeriesBounded(t *testing.T) {
 			counts[i] = testutil.CollectAndCount(c)
 		}
 		assert.LessOrEqual(t, counts[0], 30, "placement at %d nodes", n)
-		assert.Equal(t, []int{11, 8, 8, 8}, counts, "placement, balancer, membership, shard map series at %d nodes (3 zones)", n)
+		assert.Equal(t, []int{11, 8, 13, 8}, counts, "placement, balancer, membership, shard map series at %d nodes (3 zones)", n)
 	}
 	_, cs := newFleet(t, 100, chashprom.WithPerNode())
 	assert.Equal(t, 11+2*100, testutil.CollectAndCount(cs[0]))
@@ -309,7 +308,9 @@ func TestBalancerValues(t *testing.T) {
 func TestMembershipErrors(t *testing.T) {
 	f, cs := newFleet(t, 3)
 	for _, err := range []error{
-		fmt.Errorf("%w: key /x", errBadMember),
+		fmt.Errorf("%w: key /x", errLeaseLost),
+		fmt.Errorf("etcd: %w: key /y", member.ErrBadMember),
+		fmt.Errorf("etcd: watch: %w", member.ErrSilent),
 		fmt.Errorf("etcd: watch: %w", fmt.Errorf("etcd: no valid members: %w", chash.ErrNoNodes)),
 		fmt.Errorf("etcd: read: %w", context.DeadlineExceeded),
 		fmt.Errorf("build: %w", chash.ErrDuplicateID),
@@ -319,14 +320,15 @@ func TestMembershipErrors(t *testing.T) {
 		f.members.Report(err)
 	}
 	mfs := gather(t, cs[2])
-	for kind, want := range map[string]float64{"bad_member": 1, "no_members": 1, "timeout": 1, "canceled": 0, "invalid": 1, "other": 1} {
+	for kind, want := range map[string]float64{"lease_lost": 1, "bad_member": 1, "silent": 1, "refused": 0, "behind": 0, "spec": 0,
+		"no_members": 1, "timeout": 1, "canceled": 0, "invalid": 1, "other": 1} {
 		assert.Equal(t, want, value(t, mfs, "chash_membership_errors_total", "kind", kind), kind)
 	}
 	assert.InDelta(t, 3, value(t, mfs, "chash_membership_staleness_seconds"), 1)
 
-	_, err := chashprom.NewMembershipCollector(nil, chashprom.WithErrorKind("timeout", errBadMember))
+	_, err := chashprom.NewMembershipCollector(nil, chashprom.WithErrorKind("timeout", errLeaseLost))
 	assert.ErrorIs(t, err, chash.ErrInvalidOption)
-	_, err = chashprom.NewMembershipCollector(nil, chashprom.WithErrorKind("Bad Kind", errBadMember))
+	_, err = chashprom.NewMembershipCollector(nil, chashprom.WithErrorKind("Bad Kind", errLeaseLost))
 	assert.ErrorIs(t, err, chash.ErrInvalidOption)
 	c, err := chashprom.NewMembershipCollector(nil)
 	require.NoError(t, err)
@@ -339,7 +341,7 @@ func TestMembershipErrors(t *testing.T) {
 	c.SetSource(none)
 	assert.NotContains(t, gather(t, c), "chash_membership_staleness_seconds")
 	var zero chashprom.MembershipCollector
-	zero.Report(errBadMember) // does nothing, does not panic
+	zero.Report(errLeaseLost) // does nothing, does not panic
 }
 
 func TestShardMapValues(t *testing.T) {

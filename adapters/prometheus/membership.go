@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/member"
 	prom "github.com/prometheus/client_golang/prometheus"
 )
 
 // MembershipCollector exports the health of a membership watcher: the
 // errors it reports, by kind, and how long ago its source last confirmed
-// it current. Its series, 7 by default (one per kind, plus those of
+// it current. Its series, 12 by default (one per kind, plus those of
 // WithErrorKind):
 //
 //	chash_membership_errors_total{kind}                 counter errors reported through Report, by kind
@@ -23,17 +24,23 @@ import (
 // The kinds are the names given with WithErrorKind, matched first, in
 // order, then:
 //
-//	no_members   errors wrapping chash.ErrNoNodes (an etcd watcher's ErrNoMembers, an empty builder result)
+//	bad_member   member.ErrBadMember: a value that is not a valid member, skipped
+//	refused      member.ErrRefused: a valid member the placer refused
+//	silent       member.ErrSilent: the source stopped answering
+//	behind       member.ErrBehind: a snapshot behind the view served
+//	spec         member.ErrSpecMismatch, ErrNoSpec, ErrBadSpec, ErrSeed: the placement spec
+//	no_members   errors wrapping chash.ErrNoNodes (member.ErrNoMembers, an empty builder result)
 //	timeout      errors wrapping context.DeadlineExceeded
 //	canceled     errors wrapping context.Canceled
 //	invalid      errors wrapping chash.ErrInvalidWeight, ErrEmptyID, ErrDuplicateID or ErrInvalidOption
 //	other        the rest
 //
-// For an etcd watcher: build the collector first, with
-// WithErrorKind("bad_member", etcd.ErrBadMember), pass its Report to
-// etcd.WithErrorHook, then give it the watcher with SetSource:
+// The member package's errors are what every source (etcd, DNS) reports,
+// so its kinds need no option. For an etcd watcher: build the collector
+// first, pass its Report to etcd.WithErrorHook, then give it the watcher
+// with SetSource:
 //
-//	members, _ := chashprom.NewMembershipCollector(nil, chashprom.WithErrorKind("bad_member", etcd.ErrBadMember))
+//	members, _ := chashprom.NewMembershipCollector(nil)
 //	w, err := etcd.Watch(ctx, cli, prefix, build, etcd.WithErrorHook(members.Report))
 //	...
 //	members.SetSource(w)
@@ -59,6 +66,14 @@ type heardBox struct {
 // builtinKinds are the kinds every membership collector counts, after
 // those of WithErrorKind; "other" follows them.
 var builtinKinds = []errorKind{
+	{"bad_member", member.ErrBadMember},
+	{"refused", member.ErrRefused},
+	{"silent", member.ErrSilent},
+	{"behind", member.ErrBehind},
+	{"spec", member.ErrSpecMismatch},
+	{"spec", member.ErrNoSpec},
+	{"spec", member.ErrBadSpec},
+	{"spec", member.ErrSeed},
 	{"no_members", chash.ErrNoNodes},
 	{"timeout", context.DeadlineExceeded},
 	{"canceled", context.Canceled},

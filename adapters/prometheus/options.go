@@ -92,7 +92,7 @@ func WithMaxZones(n int) Option {
 // WithErrorKind makes the membership collector count the errors that
 // match target (errors.Is) under the label kind="name", before its own
 // kinds. It is how errors of an adapter's own are told apart, such as
-// WithErrorKind("bad_member", etcd.ErrBadMember). The name must be a
+// WithErrorKind("lease_lost", errLeaseLost). The name must be a
 // non-empty run of [a-z0-9_], at most 32 bytes; target must not be nil.
 // At most 16 kinds may be added.
 func WithErrorKind(name string, target error) Option {
