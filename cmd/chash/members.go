@@ -285,13 +285,42 @@ func (g *gateway) view(ctx context.Context, rev int64) (*membersView, error) {
 		Header header `json:"header"`
 		Kvs    []kv   `json:"kvs"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+	body := &cappedReader{r: resp.Body, left: maxReply}
+	if err := json.NewDecoder(body).Decode(&r); err != nil {
+		if body.over {
+			return nil, fmt.Errorf("read %s: the endpoint's reply exceeds %s", g.prefix, bytesize(maxReply))
+		}
 		return nil, fmt.Errorf("read %s: %w", g.prefix, err)
 	}
 	if rev == 0 {
 		rev = int64(r.Header.Revision)
 	}
 	return g.newView(rev, r.Kvs)
+}
+
+// maxReply bounds what members reads of one reply: 64 MiB holds a few
+// hundred thousand members, and a hostile or broken endpoint that streams
+// without end is cut off there instead of filling memory.
+const maxReply = 64 << 20
+
+// cappedReader reads at most left bytes of r, then fails and sets over.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	over bool
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		c.over = true
+		return 0, errors.New("reply too large")
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // prefixEnd returns the end of the key range of prefix.

