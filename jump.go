@@ -174,6 +174,28 @@ func (p *Jump) LookupString(key string) Node {
 	return p.nodes[p.bucketString(key)]
 }
 
+// LookupIndex returns the bucket of key: the index, in Nodes() and in the
+// order given to NewJump, of the node Lookup returns, or -1 if p is empty.
+// It is Lookup without the copy of the Node, which a caller that keeps its
+// own per-node data in bucket order (a slice of clients, say) does not
+// need: a Node is five words, more than Go keeps in registers, so
+// Lookup's result goes through memory even when only its ID is read. It
+// allocates nothing and is safe for concurrent use.
+func (p *Jump) LookupIndex(key []byte) int {
+	if p.empty() {
+		return -1
+	}
+	return p.bucket(key)
+}
+
+// LookupIndexString is LookupIndex for a string key.
+func (p *Jump) LookupIndexString(key string) int {
+	if p.empty() {
+		return -1
+	}
+	return p.bucketString(key)
+}
+
 // bucket and bucketString are the lookups' work, kept out of Lookup and
 // LookupString so that those stay within the inliner's budget: a caller
 // then pays one call (and no Node copy beyond the fields it reads), as it

@@ -107,6 +107,27 @@ func (r *Rendezvous) LookupString(key string) Node {
 	return r.nodes[r.indexString(key)]
 }
 
+// LookupIndex returns the index in Nodes() (ascending ID order) of the node
+// Lookup returns for key, or -1 if r is empty. It is Lookup without the
+// copy of the Node, which a caller that keeps its own per-node data in
+// that order does not need: a Node is five words, more than Go keeps in
+// registers, so Lookup's result goes through memory even when only its ID
+// is read. It allocates nothing and is safe for concurrent use.
+func (r *Rendezvous) LookupIndex(key []byte) int {
+	if r.empty() {
+		return -1
+	}
+	return r.index(key)
+}
+
+// LookupIndexString is LookupIndex for a string key.
+func (r *Rendezvous) LookupIndexString(key string) int {
+	if r.empty() {
+		return -1
+	}
+	return r.indexString(key)
+}
+
 // index and indexString are the lookups' work, kept out of Lookup and
 // LookupString so that those stay within the inliner's budget, as Jump's
 // do: a caller then copies only the fields of the Node it reads. Copying

@@ -390,6 +390,27 @@ func (r *Ring) LookupString(key string) Node {
 	return r.nodes[r.lookupIndexString(key)]
 }
 
+// LookupIndex returns the index in Nodes() (ascending ID order) of the node
+// Lookup returns for key, or -1 if r is empty. It is Lookup without the
+// copy of the Node, which a caller that keeps its own per-node data in
+// that order does not need: a Node is five words, more than Go keeps in
+// registers, so Lookup's result goes through memory even when only its ID
+// is read. It allocates nothing and is safe for concurrent use.
+func (r *Ring) LookupIndex(key []byte) int {
+	if r.empty() {
+		return -1
+	}
+	return r.lookupIndex(key)
+}
+
+// LookupIndexString is LookupIndex for a string key.
+func (r *Ring) LookupIndexString(key string) int {
+	if r.empty() {
+		return -1
+	}
+	return r.lookupIndexString(key)
+}
+
 // lookupIndex and lookupIndexString are the lookups' work, kept out of
 // Lookup and LookupString so that those stay within the inliner's budget
 // (see Rendezvous.index). The default hash is called directly, since
