@@ -90,6 +90,9 @@ func TestChooseKHistoryIndependent(t *testing.T) {
 	const n = 200
 	rng := rand.New(rand.NewPCG(7, 8))
 	keys := chashtest.Keys(3000)
+	if testing.Short() {
+		keys = keys[:500]
+	}
 	base, err := chash.NewChooseK(chashtest.Nodes(n))
 	require.NoError(t, err)
 	for _, k := range []int{1, 5, 50, 150, 199} {
@@ -184,14 +187,17 @@ func TestChooseKBalance(t *testing.T) {
 	}
 }
 
-// TestChooseKDrain removes all but a few of 1,000 nodes: lookups and top-k
+// TestChooseKDrain removes all but a few of 1,000 nodes (300 in -short): lookups and top-k
 // still end on the nodes that remain, and agree with a walk of the whole
 // ranking (which costs O(n²): done for a few keys).
 func TestChooseKDrain(t *testing.T) {
-	const n = 1000
+	n, keys := 1000, 100
+	if testing.Short() {
+		n, keys = 300, 20
+	}
 	ids := measure.IDs(chashtest.Nodes(n))
 	rand.New(rand.NewPCG(9, 10)).Shuffle(n, func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-	for _, left := range []int{30, 3, 1} {
+	for _, left := range []int{n / 30, 3, 1} {
 		p, err := chash.NewChooseK(chashtest.Nodes(n))
 		require.NoError(t, err)
 		p, err = p.Remove(ids[:n-left]...)
@@ -199,7 +205,7 @@ func TestChooseKDrain(t *testing.T) {
 		e := p.Engine()
 		live := measure.IDs(p.Nodes())
 		start := time.Now()
-		for i, k := range chashtest.Keys(100) {
+		for i, k := range chashtest.Keys(keys) {
 			got := p.AppendTopKString(nil, k, 3)
 			require.Len(t, got, min(3, left))
 			require.Contains(t, live, got[0].ID)
@@ -215,7 +221,7 @@ func TestChooseKDrain(t *testing.T) {
 				require.Equal(t, want, e.AppendBuckets(nil, h, 3), "key %q", k)
 			}
 		}
-		t.Logf("%d of %d slots working: 100 top-3 lookups in %v", left, e.Size(), time.Since(start))
+		t.Logf("%d of %d slots working: %d top-3 lookups in %v", left, e.Size(), keys, time.Since(start))
 	}
 }
 
