@@ -123,6 +123,11 @@ func (e *AnchorEngine) bucket(key, seed uint64) uint32 {
 	if e.n == uint32(len(e.ak)) {
 		return b // every bucket works: no need to read the anchor
 	}
+	return e.walk(key, seed, bs, b)
+}
+
+// walk continues a lookup from its first draw bs, bucket b.
+func (e *AnchorEngine) walk(key, seed uint64, bs, b uint32) uint32 {
 	for v := e.ak[b].a; v != 0; v = e.ak[b].a {
 		bs = crc32c(key-uint64(bs), seed+uint64(bs))
 		b = e.translate(bs%v, v)
@@ -389,7 +394,7 @@ func (p *Anchor) Lookup(key []byte) Node {
 	} else {
 		h = p.cfg.hasher.ext.Sum64(key)
 	}
-	return p.nodes[p.e.bucket(h, 0)]
+	return p.nodes[p.bucket(h)]
 }
 
 // LookupString is Lookup for a string key.
@@ -403,7 +408,7 @@ func (p *Anchor) LookupString(key string) Node {
 	} else {
 		h = p.cfg.hasher.ext.Sum64String(key)
 	}
-	return p.nodes[p.e.bucket(h, 0)]
+	return p.nodes[p.bucket(h)]
 }
 
 // AppendTopK appends up to k distinct nodes for key; the first is
@@ -430,10 +435,22 @@ func (p *Anchor) AppendTopKString(dst []Node, key string, k int) []Node {
 }
 
 func (p *Anchor) appendTopK(dst []Node, h uint64, k int) []Node {
-	return appendDrawn(dst, p.nodes, p.e.Len(), int(p.e.bucket(h, 0)), h, k, p.draw)
+	return appendDrawn(dst, p.nodes, p.e.Len(), int(p.bucket(h)), h, k, p.draw)
 }
 
-func (p *Anchor) draw(h uint64) int { return int(p.e.bucket(h, 0)) }
+func (p *Anchor) draw(h uint64) int { return int(p.bucket(h)) }
+
+// bucket is the engine's lookup with seed 0, except that a first draw
+// whose node is a member is the answer without a look at the anchor: the
+// node list the lookup reads anyway says that the bucket works.
+func (p *Anchor) bucket(h uint64) uint32 {
+	bs := crc32c(h, 0)
+	b := fastMod(bs, p.e.m, uint32(len(p.e.ak)))
+	if int(b) < len(p.nodes) && p.nodes[b].ID != "" {
+		return b
+	}
+	return p.e.walk(h, 0, bs, b)
+}
 
 // Nodes returns the members in bucket order.
 func (p *Anchor) Nodes() []Node {

@@ -99,26 +99,37 @@ func (e *DxEngine) Bucket(key uint64) int {
 
 // bucket is Bucket for an engine with a working node.
 func (e *DxEngine) bucket(key uint64) uint32 {
-	if e.n == e.size { // every node works: the first place is the key's
-		key2 := uint64(uint32(key)*421757 + 1)
-		return fastMod(crc32c(key, key2), e.m, e.size)
+	key2, bs, b := e.start(key)
+	if e.n == e.size {
+		return b // every node works: the first place is the key's
 	}
-	b, ok := e.probe(key, true)
+	return e.walk(key2, bs, b)
+}
+
+// start returns a key's second key (the reference's gen32bitRandNumber of
+// its low 32 bits), its first CRC and its first place.
+func (e *DxEngine) start(key uint64) (key2 uint64, bs, b uint32) {
+	key2 = uint64(uint32(key)*421757 + 1)
+	bs = crc32c(key, key2)
+	return key2, bs, fastMod(bs, e.m, e.size)
+}
+
+// walk continues a lookup from its first place b, of CRC bs, to a working
+// node, or to the working node scan finds where the reference gives up.
+func (e *DxEngine) walk(key2 uint64, bs, b uint32) uint32 {
+	b, ok := e.probe(key2, bs, b, true)
 	if !ok {
 		b = e.scan(b, true)
 	}
 	return b
 }
 
-// probe follows key's sequence to the first node whose state is want, as
-// the reference's getNodeID (want working) and getInactiveNodeID (want
-// free) do, and reports false, with the last place computed, where they
-// give up: a place is tested for i = 1 to 4·size-1 probes, and the
-// 4·size-th is computed and not tested.
-func (e *DxEngine) probe(key uint64, want bool) (uint32, bool) {
-	key2 := uint64(uint32(key)*421757 + 1) // the reference's gen32bitRandNumber
-	bs := crc32c(key, key2)
-	b := fastMod(bs, e.m, e.size)
+// probe follows a key's sequence from its first place b, of CRC bs, to
+// the first node whose state is want, as the reference's getNodeID (want
+// working) and getInactiveNodeID (want free) do, and reports false, with
+// the last place computed, where they give up: a place is tested for i = 1
+// to 4·size-1 probes, and the 4·size-th is computed and not tested.
+func (e *DxEngine) probe(key2 uint64, bs, b uint32, want bool) (uint32, bool) {
 	limit := 4 * e.size
 	for i := uint32(1); e.works(b) != want; {
 		bs = crc32c(uint64(bs), key2)
@@ -186,7 +197,8 @@ func (e *DxEngine) add() (int, error) {
 		}
 		e.size, e.m = size, fastModM(size)
 	}
-	b, ok := e.probe(dxAddKey, false)
+	key2, bs, b := e.start(dxAddKey)
+	b, ok := e.probe(key2, bs, b, false)
 	if !ok {
 		b = e.scan(b, false)
 	}
@@ -366,7 +378,7 @@ func (p *Dx) Lookup(key []byte) Node {
 	} else {
 		h = p.cfg.hasher.ext.Sum64(key)
 	}
-	return p.nodes[p.e.bucket(h)]
+	return p.nodes[p.bucket(h)]
 }
 
 // LookupString is Lookup for a string key.
@@ -380,7 +392,7 @@ func (p *Dx) LookupString(key string) Node {
 	} else {
 		h = p.cfg.hasher.ext.Sum64String(key)
 	}
-	return p.nodes[p.e.bucket(h)]
+	return p.nodes[p.bucket(h)]
 }
 
 // AppendTopK appends up to k distinct nodes for key; the first is
@@ -406,10 +418,21 @@ func (p *Dx) AppendTopKString(dst []Node, key string, k int) []Node {
 }
 
 func (p *Dx) appendTopK(dst []Node, h uint64, k int) []Node {
-	return appendDrawn(dst, p.nodes, p.e.Len(), int(p.e.bucket(h)), h, k, p.draw)
+	return appendDrawn(dst, p.nodes, p.e.Len(), int(p.bucket(h)), h, k, p.draw)
 }
 
-func (p *Dx) draw(h uint64) int { return int(p.e.bucket(h)) }
+func (p *Dx) draw(h uint64) int { return int(p.bucket(h)) }
+
+// bucket is the engine's lookup, except that a first place whose node is a
+// member is the answer without a look at the engine's set: the node list
+// the lookup reads anyway says that the place works.
+func (p *Dx) bucket(h uint64) uint32 {
+	key2, bs, b := p.e.start(h)
+	if int(b) < len(p.nodes) && p.nodes[b].ID != "" {
+		return b
+	}
+	return p.e.walk(key2, bs, b)
+}
 
 // Nodes returns the members in array order.
 func (p *Dx) Nodes() []Node {

@@ -447,18 +447,30 @@ func (p *Memento) LookupString(key string) Node {
 	return p.nodes[p.bucketString(key)]
 }
 
+// bucket and bucketString are the engine's lookups, except that a jump
+// bucket whose node is a member is the answer without a look at the
+// replacement set: the node list the lookup reads anyway says that the
+// bucket works.
 func (p *Memento) bucket(key []byte) int {
-	if p.cfg.hasher.ext == nil {
-		return p.e.Bucket(key)
+	if p.cfg.hasher.ext != nil {
+		return p.e.bucketHash(p.cfg.hasher.ext.Sum64(key))
 	}
-	return p.e.bucketHash(p.cfg.hasher.ext.Sum64(key))
+	b := jumpHash(xxhash.Sum64(key), int(p.e.n))
+	if b < len(p.nodes) && p.nodes[b].ID != "" {
+		return b
+	}
+	return int(mementoFollow(&p.e, uint32(b), mementoBytes(key)))
 }
 
 func (p *Memento) bucketString(key string) int {
-	if p.cfg.hasher.ext == nil {
-		return p.e.BucketString(key)
+	if p.cfg.hasher.ext != nil {
+		return p.e.bucketHash(p.cfg.hasher.ext.Sum64String(key))
 	}
-	return p.e.bucketHash(p.cfg.hasher.ext.Sum64String(key))
+	b := jumpHash(xxhash.Sum64String(key), int(p.e.n))
+	if b < len(p.nodes) && p.nodes[b].ID != "" {
+		return b
+	}
+	return int(mementoFollow(&p.e, uint32(b), mementoString(key)))
 }
 
 // AppendTopK appends up to k distinct nodes for key; the first is

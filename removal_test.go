@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/stretchr/testify/assert"
@@ -415,32 +416,21 @@ func TestEngineTextErrors(t *testing.T) {
 // placers of this family (memento, anchor, dx and binomial) and their
 // peers, at 10³ and 10⁶ nodes, with none and 10% of the nodes removed at
 // random (binomial, jump and jumpback remove only the last ones: 0% only).
-// Its first sub-benchmark, "hash", is the bare xxhash of the same keys;
-// every other reports its time over the hash's ("x-hash") and, with 10%
-// removed, over jumpback's at the same count ("x-jumpback"), all measured
-// in the same run. Anchor's capacity is the node count.
+// The machine this runs on is shared, so each placer's lookups alternate,
+// 1,024 keys at a time, with the bare xxhash of the same keys and with
+// JumpBack's lookups at the same count: "ns/lookup" is the placer's own
+// time, "x-hash" and "x-jumpback" its time over theirs in the same
+// stretches (ns/op counts all three). Anchor's capacity is the node count.
 func BenchmarkRemovable(b *testing.B) {
 	_, ss := conformance.BenchKeys(13)
-	mask := len(ss) - 1
-	var floor float64
-	jumpback := map[int]float64{}
-	run := func(b *testing.B, p chash.Placer) float64 {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			sinkNode = p.LookupString(ss[i&mask])
-		}
-		return float64(b.Elapsed()) / float64(b.N)
-	}
-	b.Run("hash", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			sink += xxhash.Sum64String(ss[i&mask])
-		}
-		floor = float64(b.Elapsed()) / float64(b.N)
-	})
 	for _, n := range []int{1000, 1_000_000} {
 		nodes := chashtest.Nodes(n)
 		gone := randomIDs(nodes, n/10, rand.New(rand.NewPCG(9, 9)))
+		jb := benchRemovable(b, "jumpback", nodes, gone, 0)
+		peers := []benchPeer{
+			{"hash", func(k string) int { return int(xxhash.Sum64String(k)) }},
+			{"jumpback", func(k string) int { return len(jb.LookupString(k).ID) }},
+		}
 		for _, name := range []string{"jumpback", "jump", "binomial", "memento", "anchor", "dx"} {
 			for _, pct := range []int{0, 10} {
 				p := benchRemovable(b, name, nodes, gone, pct)
@@ -448,19 +438,62 @@ func BenchmarkRemovable(b *testing.B) {
 					continue
 				}
 				b.Run(fmt.Sprintf("%s/nodes=%d/removed=%d%%", name, n, pct), func(b *testing.B) {
-					ns := run(b, p)
-					if floor > 0 {
-						b.ReportMetric(ns/floor, "x-hash")
-					}
-					if name == "jumpback" {
-						jumpback[n] = ns
-					} else if pct > 0 && jumpback[n] > 0 {
-						b.ReportMetric(ns/jumpback[n], "x-jumpback")
-					}
+					benchInterleaved(b, ss, func(k string) int { return len(p.LookupString(k).ID) }, peers)
 				})
 			}
 		}
 	}
+}
+
+// benchPeer is a function a benchmark compares with.
+type benchPeer struct {
+	name string
+	f    func(string) int
+}
+
+// benchInterleaved calls f on b.N keys of ss, 256 at a time, each batch
+// followed by the same batch through each peer, and reports the median
+// over batches of f's time per call ("ns/lookup") and of its time over
+// each peer's ("x-" and the peer's name). Alternating short batches, and
+// taking medians, keeps a shared machine's changing load out of the
+// figures: a batch another process interrupts is an outlier.
+func benchInterleaved(b *testing.B, ss []string, f func(string) int, peers []benchPeer) {
+	const batch = 256
+	b.ReportAllocs()
+	mask := len(ss) - 1
+	batches := (b.N + batch - 1) / batch
+	own := make([]float64, 0, batches)
+	ratios := make([][]float64, len(peers))
+	for j := range ratios {
+		ratios[j] = make([]float64, 0, batches)
+	}
+	acc := 0
+	for done := 0; done < b.N; done += batch {
+		end := min(done+batch, b.N)
+		t := time.Now()
+		for i := done; i < end; i++ {
+			acc += f(ss[i&mask])
+		}
+		d := float64(time.Since(t))
+		own = append(own, d/float64(end-done))
+		for j, p := range peers {
+			t = time.Now()
+			for i := done; i < end; i++ {
+				acc += p.f(ss[i&mask])
+			}
+			ratios[j] = append(ratios[j], d/max(1, float64(time.Since(t))))
+		}
+	}
+	sink += uint64(acc)
+	b.ReportMetric(median(own), "ns/lookup")
+	for j, p := range peers {
+		b.ReportMetric(median(ratios[j]), "x-"+p.name)
+	}
+}
+
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 // benchRemovable builds placer name over nodes with pct% of them (gone)
@@ -504,37 +537,27 @@ func benchRemovable(b *testing.B, name string, nodes []chash.Node, gone []string
 }
 
 // BenchmarkEngines measures the engine functions alone on the hash of
-// 13-byte keys: hash, then bucket, with no node list to read, at 10³ and
-// 10⁶ buckets with none removed and (for the engines that can) 10%
-// removed at random. Each reports its time over the bare hash's ("x-hash",
-// the first sub-benchmark, same run). MementoEngine hashes the key itself
-// (XXH64, as its reference does), the others take the hash.
+// 13-byte keys (hash, then bucket, with no node list to read) at 10³ and
+// 10⁶ buckets, with none removed and, for the engines that can, 10%
+// removed at random. As in BenchmarkRemovable, each alternates with the
+// bare hash and with JumpBackHash at the same count and reports its time
+// over theirs. MementoEngine hashes the key itself (XXH64, as its
+// reference does); the others take the hash.
 func BenchmarkEngines(b *testing.B) {
 	_, ss := conformance.BenchKeys(13)
-	mask := len(ss) - 1
-	var floor float64
-	var sinkInt int
-	bench := func(name string, f func(string) int) {
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				sinkInt += f(ss[i&mask])
-			}
-			ns := float64(b.Elapsed()) / float64(b.N)
-			if name == "hash" {
-				floor = ns // the last, longest run's
-			} else {
-				b.ReportMetric(ns/floor, "x-hash")
-			}
-		})
-	}
-	bench("hash", func(k string) int { return int(xxhash.Sum64String(k)) })
 	for _, n := range []int{1000, 1_000_000} {
-		r := rand.New(rand.NewPCG(9, uint64(n)))
-		gone := r.Perm(n)[:n/10]
-		bench(fmt.Sprintf("jumpback/buckets=%d", n), func(k string) int { return chash.JumpBackHash(xxhash.Sum64String(k), n) })
+		peers := []benchPeer{
+			{"hash", func(k string) int { return int(xxhash.Sum64String(k)) }},
+			{"jumpback", func(k string) int { return chash.JumpBackHash(xxhash.Sum64String(k), n) }},
+		}
+		bench := func(name string, f func(string) int) {
+			b.Run(name, func(b *testing.B) { benchInterleaved(b, ss, f, peers) })
+		}
+		bench(fmt.Sprintf("jumpback/buckets=%d", n), peers[1].f)
 		bench(fmt.Sprintf("jump/buckets=%d", n), func(k string) int { return chash.JumpHash(xxhash.Sum64String(k), n) })
 		bench(fmt.Sprintf("binomial/buckets=%d", n), func(k string) int { return chash.BinomialHash(xxhash.Sum64String(k), n) })
+		r := rand.New(rand.NewPCG(9, uint64(n)))
+		gone := r.Perm(n)[:n/10]
 		for _, pct := range []int{0, 10} {
 			m, _ := chash.NewMementoEngine(n)
 			a, _ := chash.NewAnchorEngine(n, n)
@@ -552,5 +575,4 @@ func BenchmarkEngines(b *testing.B) {
 			bench("dx"+suffix, func(k string) int { return d.Bucket(xxhash.Sum64String(k)) })
 		}
 	}
-	sink += uint64(sinkInt)
 }
