@@ -17,6 +17,23 @@
 //
 // A request whose key template expands to the empty string is keyed by
 // its client's address ({http.request.remote.host}).
+//
+// Provision validates the configuration for what it is, at a bounded cost
+// (the algorithm and each option's range, without building a placement of
+// the configured size), and refuses the positional algorithms, jump and
+// jumpback (chash.Algorithm.Positional): they number upstreams by their
+// position in the pool, so a new order of the upstreams, or removing one
+// but the last, moves most keys.
+//
+// Whether a pool can be placed depends on it (a Maglev table_size smaller
+// than the upstreams, a ring past its point limit). A pool the configured
+// placement refuses never turns healthy upstreams into failed requests:
+// the policy keeps the last good placement while it names any upstream of
+// the pool (its upstreams that are gone are skipped; new ones take no key
+// until a pool can be placed), and without one places the pool by
+// rendezvous with the same seed. Each refusal is logged (a warning in
+// the module's log) and counted ([ReadCounters]); Select returns nil only
+// when no upstream of the pool is available.
 package chashcaddy
 
 import (
@@ -32,6 +49,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"github.com/keyplace/chash"
+	"go.uber.org/zap"
 )
 
 func init() { caddy.RegisterModule(new(Selection)) }
@@ -44,8 +62,9 @@ type Selection struct {
 	// "{http.request.cookie.session}", "{http.request.uri.query.user}" or
 	// "{http.request.uri.path.1}". Default: the client's address.
 	Key string `json:"key,omitempty"`
-	// Algorithm is a name chash.ParseAlgorithm accepts: ring, rendezvous
-	// (the default), jump, maglev or bounded.
+	// Algorithm is a name chash.ParseAlgorithm accepts for an algorithm
+	// that is not positional: ring, rendezvous (the default), maglev or
+	// bounded. jump and jumpback are refused.
 	Algorithm string `json:"algorithm,omitempty"`
 	// Vnodes, TableSize and Partitions are the algorithm's options; Seed,
 	// if set, is chash.XXHashSeed. Zero means the default.
@@ -58,18 +77,38 @@ type Selection struct {
 	// rounded up, taking the key's next choice instead.
 	LoadFactor float64 `json:"load_factor,omitempty"`
 
-	alg   chash.Algorithm
-	opts  []chash.Option
-	cache atomic.Pointer[placement]
-	mu    sync.Mutex // serialises rebuilds
+	alg    chash.Algorithm
+	opts   []chash.Option
+	logger *zap.Logger
+	cache  atomic.Pointer[placement]
+	mu     sync.Mutex // serialises rebuilds
 }
 
 // placement is the placer over one pool of upstreams.
 type placement struct {
 	dials  []string       // the pool's dial addresses, in pool order
-	placer chash.Placer   // over the distinct dial addresses
+	placer chash.Placer   // over the distinct dial addresses, or the last good one
+	good   bool           // placer is a configured placement (of this pool or kept)
 	index  map[string]int // dial address -> position in the pool
-	err    error
+	err    error          // why the configured placement refused the pool
+}
+
+// Counters are the policy's process-wide counts of pools it could not
+// place as configured, for export.
+type Counters struct {
+	// Refused counts the pools the configured placement refused; each
+	// was logged, and served by the last good placement or the fallback.
+	Refused uint64
+	// Fallbacks counts the refused pools placed by rendezvous because
+	// there was no last good placement naming any of their upstreams.
+	Fallbacks uint64
+}
+
+var counters struct{ refused, fallbacks atomic.Uint64 }
+
+// ReadCounters returns the current Counters.
+func ReadCounters() Counters {
+	return Counters{Refused: counters.refused.Load(), Fallbacks: counters.fallbacks.Load()}
 }
 
 // CaddyModule returns the Caddy module information.
@@ -80,8 +119,10 @@ func (*Selection) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision checks the configuration.
-func (s *Selection) Provision(caddy.Context) error {
+// Provision checks the configuration, at a cost that does not depend on
+// the sizes it configures.
+func (s *Selection) Provision(ctx caddy.Context) error {
+	s.logger = ctx.Logger()
 	if s.Key == "" {
 		s.Key = "{http.request.remote.host}"
 	}
@@ -92,6 +133,9 @@ func (s *Selection) Provision(caddy.Context) error {
 	a, err := chash.ParseAlgorithm(name)
 	if err != nil {
 		return fmt.Errorf("chashcaddy: %w", err)
+	}
+	if a.Positional() {
+		return fmt.Errorf("chashcaddy: %w: algorithm %q numbers upstreams by their position in the pool: a new order, or removing one but the last, moves most keys; use rendezvous, maglev, ring or bounded", chash.ErrInvalidOption, name)
 	}
 	s.alg = a
 	s.opts = nil
@@ -111,8 +155,9 @@ func (s *Selection) Provision(caddy.Context) error {
 	if s.LoadFactor != 0 && (!(s.LoadFactor > 1) || math.IsInf(s.LoadFactor, 0)) {
 		return fmt.Errorf("chashcaddy: %w: load_factor %v: want a finite value > 1", chash.ErrInvalidOption, s.LoadFactor)
 	}
-	// A one-upstream placement checks the options' ranges.
-	if _, err := chash.New(s.alg, []chash.Node{{ID: "probe"}}, s.opts...); err != nil {
+	// A one-upstream rendezvous placer applies every option, so checks
+	// its range, and ignores the sizes they configure.
+	if _, err := chash.NewRendezvous([]chash.Node{{ID: "probe"}}, s.opts...); err != nil {
 		return fmt.Errorf("chashcaddy: %w", err)
 	}
 	return nil
@@ -125,16 +170,25 @@ func (s *Selection) Select(pool reverseproxy.UpstreamPool, r *http.Request, _ ht
 		return nil
 	}
 	p := s.placementFor(pool)
-	if p.err != nil {
+	if p.placer == nil { // no upstream has a dial address
+		for _, up := range pool {
+			if up.Available() && s.room(pool, up) {
+				return up
+			}
+		}
 		return nil
 	}
 	key := s.key(r)
-	if up := pool[p.index[p.placer.LookupString(key).ID]]; up.Available() && s.room(pool, up) {
-		return up
+	if i, ok := p.index[p.placer.LookupString(key).ID]; ok {
+		if up := pool[i]; up.Available() && s.room(pool, up) {
+			return up
+		}
 	}
 	for _, n := range p.placer.AppendTopKString(nil, key, p.placer.Len()) {
-		if up := pool[p.index[n.ID]]; up.Available() && s.room(pool, up) {
-			return up
+		if i, ok := p.index[n.ID]; ok {
+			if up := pool[i]; up.Available() && s.room(pool, up) {
+				return up
+			}
 		}
 	}
 	return nil
@@ -179,14 +233,62 @@ func (s *Selection) placementFor(pool reverseproxy.UpstreamPool) *placement {
 	var nodes []chash.Node
 	for i, up := range pool {
 		p.dials = append(p.dials, up.Dial)
-		if _, dup := p.index[up.Dial]; !dup {
+		if _, dup := p.index[up.Dial]; !dup && up.Dial != "" {
 			p.index[up.Dial] = i
 			nodes = append(nodes, chash.Node{ID: up.Dial})
 		}
 	}
-	p.placer, p.err = chash.New(s.alg, nodes, s.opts...)
+	if len(nodes) > 0 {
+		s.place(p, nodes, s.cache.Load())
+	}
 	s.cache.Store(p)
 	return p
+}
+
+// place builds p's placer over nodes (distinct and not empty). If the
+// configured placement refuses them, it keeps last's placer if that is a
+// configured one naming any of them, else places them by rendezvous.
+func (s *Selection) place(p *placement, nodes []chash.Node, last *placement) {
+	placer, err := chash.New(s.alg, nodes, s.opts...)
+	if err == nil {
+		p.placer, p.good = placer, true
+		return
+	}
+	p.err = err
+	counters.refused.Add(1)
+	if last != nil && last.good {
+		if kept := named(last.placer, p.index); kept > 0 {
+			p.placer, p.good = last.placer, true
+			s.warn("cannot place the pool; keeping the last good placement", len(nodes), err, zap.Int("kept_upstreams", kept))
+			return
+		}
+	}
+	var opts []chash.Option
+	if s.Seed != 0 {
+		opts = append(opts, chash.WithHasher(chash.XXHashSeed(s.Seed)))
+	}
+	// Rendezvous places any non-empty set of distinct, named upstreams
+	// of equal weight.
+	p.placer, _ = chash.NewRendezvous(nodes, opts...)
+	counters.fallbacks.Add(1)
+	s.warn("cannot place the pool; placing it by rendezvous until a pool can be placed as configured", len(nodes), err)
+}
+
+func (s *Selection) warn(msg string, upstreams int, err error, fields ...zap.Field) {
+	if s.logger != nil {
+		s.logger.Warn(msg, append(fields, zap.String("algorithm", s.alg.String()), zap.Int("upstreams", upstreams), zap.Error(err))...)
+	}
+}
+
+// named returns how many of p's nodes are in index.
+func named(p chash.Placer, index map[string]int) int {
+	n := 0
+	for _, node := range p.Nodes() {
+		if _, ok := index[node.ID]; ok {
+			n++
+		}
+	}
+	return n
 }
 
 func (p *placement) matches(pool reverseproxy.UpstreamPool) bool {
@@ -205,7 +307,7 @@ func (p *placement) matches(pool reverseproxy.UpstreamPool) bool {
 //
 //	lb_policy chash [<key>] {
 //		key         <placeholder template>
-//		algorithm   ring|rendezvous|jump|maglev|bounded
+//		algorithm   ring|rendezvous|maglev|bounded
 //		vnodes      <n>
 //		table_size  <prime>
 //		partitions  <n>
