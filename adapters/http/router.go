@@ -41,11 +41,12 @@ var ErrNoRoute = errors.New("chashhttp: no backend can take the request")
 // or the client goes away). A Router is safe for concurrent use. Make one
 // with New; the zero Router is not usable.
 type Router struct {
-	key      Key
-	src      chash.Placer
-	c        float64
-	attempts int
-	cooldown time.Duration
+	key       Key
+	src       chash.Placer
+	c         float64
+	attempts  int
+	cooldown  time.Duration
+	reshuffle bool
 
 	cur   atomic.Pointer[view]
 	dirty atomic.Bool // the view must be rebuilt: a draining backend finished
@@ -101,9 +102,23 @@ func WithCooldown(d time.Duration) Option {
 	}
 }
 
+// WithReshuffle accepts a positional placer (chash.IsPositional: a jump
+// or jumpback placer, also behind a Holder), which New otherwise refuses.
+// Such a placer numbers the backends by their position in the list it was
+// built from: the Router never renumbers them (a backend that cannot be
+// dialled is skipped in its keys' order, not removed), but a new list
+// that removes a backend other than the last, or reorders them, moves
+// most keys. Give it only with a list you keep in a stable order.
+func WithReshuffle() Option {
+	return func(r *Router) error { r.reshuffle = true; return nil }
+}
+
 // New returns a Router keyed by key over p, any chash placer or a
 // *chash.Holder (whose swaps it follows on the next request). Every node
-// ID must name a backend as the package documents.
+// ID must name a backend as the package documents. A positional placer
+// (jump, jumpback) is refused with chash.ErrInvalidOption unless
+// WithReshuffle is given; New checks the placer it is given (a Holder's
+// current one), not the ones a Holder is given later.
 func New(key Key, p chash.Placer, opts ...Option) (*Router, error) {
 	if key == nil {
 		return nil, fmt.Errorf("%w: chashhttp.New: nil Key", chash.ErrInvalidOption)
@@ -120,6 +135,9 @@ func New(key Key, p chash.Placer, opts ...Option) (*Router, error) {
 	all := current(p)
 	if all == nil || all.Len() == 0 {
 		return nil, fmt.Errorf("%w: chashhttp.New", chash.ErrNoNodes)
+	}
+	if !r.reshuffle && chash.IsPositional(p) {
+		return nil, fmt.Errorf("%w: chashhttp.New: %T numbers the backends by position: removing one but the last, or a new order, moves most keys; use a rendezvous, maglev, ring or bounded placer, or pass WithReshuffle to accept that", chash.ErrInvalidOption, all)
 	}
 	for _, n := range all.Nodes() {
 		if _, err := r.target(n.ID); err != nil {

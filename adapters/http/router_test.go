@@ -163,3 +163,27 @@ func TestPathPrefix(t *testing.T) {
 		assert.Equal(t, want != "", ok, path)
 	}
 }
+
+// A positional placer (jump, jumpback) numbers backends by position:
+// removing one but the last, or a new order, moves most keys. New refuses
+// one, also behind a Holder, unless WithReshuffle accepts it.
+func TestPositionalRefused(t *testing.T) {
+	nodes := []chash.Node{{ID: "a:1"}, {ID: "b:1"}, {ID: "c:1"}}
+	for _, a := range chash.Algorithms() {
+		if !a.Positional() {
+			continue
+		}
+		p, err := chash.New(a, nodes)
+		require.NoError(t, err)
+		var h chash.Holder
+		h.Store(p)
+		for _, src := range []chash.Placer{p, &h} {
+			_, err = New(Header("k"), src)
+			require.ErrorIs(t, err, chash.ErrInvalidOption, a)
+			assert.Contains(t, err.Error(), "WithReshuffle")
+			t.Log(err)
+			_, err = New(Header("k"), src, WithReshuffle())
+			assert.NoError(t, err, a)
+		}
+	}
+}
