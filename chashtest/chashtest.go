@@ -44,18 +44,20 @@ import (
 // -short mode, and under the race detector (which is there for races, not
 // statistics), the suite places 20,000 keys and widens each bound by the
 // sampling noise at that count: a bound b becomes √(b² + (zσ)²), σ the
-// standard deviation of what it bounds and z between 2 and 4.5 (see
-// widen).
+// standard deviation at 20,000 keys of what it bounds and z from 2 (for
+// the CV, an average over nodes) to 4.5 (for a maximum over nodes), so
+// that a placer meeting b fails on noise about once in 10⁴ runs.
 type Spec struct {
 	// New builds the placer from nodes, with the algorithm's options
 	// already bound. On error it may return a nil Placer or a typed nil.
 	New func(nodes []chash.Node) (chash.Placer, error)
 
 	// Zero is the zero value of the placer's type, such as
-	// &compat.Caddy{}; the suite also derives the type's nil pointer from
-	// it by reflection. Both must behave as an empty placer (see
-	// TestPlacer's Empty case). Nil means the zero value of the type New
-	// returns.
+	// &compat.Caddy{}. The suite takes the type from it and checks a
+	// fresh zero value and the nil pointer of that type, made by
+	// reflection (for a type that is not a pointer, Zero itself and the
+	// type's own zero value): both must behave as an empty placer. Nil
+	// means the type New returns.
 	Zero chash.Placer
 	// NilPanics names methods documented to panic on a nil pointer of the
 	// type (Holder's Store and Swap), which the Empty case does not call
@@ -149,10 +151,50 @@ type Spec struct {
 }
 
 // TestPlacer runs the whole contract on the placer s describes, each case
-// a subtest: BadInput, Nodes, Determinism, Order, Balance, Add, Remove,
-// Weights, TopK, AppendToDst, TopKSpread, TopKPrefix, WeightVectors,
-// Derive, Empty, NilPlacer, Fingerprint, Allocs and Concurrent. Cases that
-// do not apply to what s declares pass at once.
+// a subtest that -run can select (TestContract/Balance):
+//
+//   - BadInput: New refuses no nodes, an empty or repeated ID, a
+//     negative, NaN or infinite weight (and unequal weights unless
+//     Weighted) with chash's errors; one node owns every key.
+//   - Nodes: Nodes reports the members with effective weights, by ID or
+//     in the given order (KeepsOrder), as a copy.
+//   - Determinism: placers built alike agree; Lookup and LookupString
+//     agree.
+//   - Order: the placement does not depend on the order of the nodes
+//     given, unless Ordered.
+//   - Balance: MaxCV and MaxPeak over 10 nodes.
+//   - Add, Remove: a node joining 10 or leaving takes or gives up its
+//     share, within ShareTol; at most Collateral of the keys move between
+//     the others; Add and Remove (or Next) agree with New.
+//   - Weights: shares follow weights 1:2:3:4; doubling a weight moves keys
+//     only to that node, within Collateral.
+//   - TopK: the interface's rules on 10,000 keys (2,000 in a short run;
+//     see CheckPlacer), and
+//     zone-spanning lists when ZoneAware.
+//   - AppendToDst: appending to a dst that holds members, with spare
+//     capacity full of them, keeps dst and never reads it, at every k.
+//   - TopKSpread: second choices spread over the other nodes (Spread).
+//   - TopKPrefix: each key has one preference order: top k is a prefix of
+//     top k+1.
+//   - WeightVectors: 24 random weight vectors (8 in a short run) are
+//     honoured (WeightTVD).
+//   - Derive: chash.Derive places as New (or Next) does, when Derive.
+//   - Empty: the zero value and the nil pointer are empty placers and no
+//     exported method panics on them (but NilPanics on the nil pointer);
+//     Fingerprint is FingerprintNone, Diff and Shares fail with
+//     ErrNoNodes.
+//   - NilPlacer: NewZoned, NewMigration and Derive refuse the nil pointer
+//     with ErrNilPlacer.
+//   - Fingerprint: equal exactly when members and the top 4 of 2,000 keys
+//     are, over the suite's builds and Variants.
+//   - Allocs: no allocation in lookups or in AppendTopK into a slice with
+//     room (skipped under the race detector and coverage).
+//   - Concurrent: concurrent reads see what a single reader sees, and a
+//     Holder swapped under readers serves whole placers.
+//
+// Cases that do not apply to what s declares pass at once. A short run
+// (-short, or the race detector) checks fewer keys in the cases that check
+// each key rather than measure them all.
 func TestPlacer(t *testing.T, s Spec) {
 	t.Helper()
 	if s.New == nil {
@@ -218,8 +260,8 @@ func CheckTopK(t testing.TB, p chash.Placer, key string, k int) {
 
 // CheckPlacer checks the interface's rules on one placer: Nodes and Len
 // agree, Nodes returns a copy of distinct members of positive weight,
-// CheckTopK holds for 2,000 keys at k = 1 and 2 and for 200 of them at
-// k = Len and Len+1, k <= 0
+// CheckTopK holds for 2,000 keys at k = 1 and 2 and for 2,000/Len of them
+// (at least 20) at k = Len and Len+1, k <= 0
 // appends nothing, k = MaxInt appends every member, and (unless under the
 // race detector or coverage, whose instrumentation allocates) lookups and
 // AppendTopK into a slice with room do not allocate. A placer with no

@@ -330,7 +330,7 @@ func topKPrefix(t testing.TB, s *suite) {
 	n := p.Len()
 	long := make([]chash.Node, 0, n)
 	short := make([]chash.Node, 0, n)
-	for _, key := range s.keys[:5_000] {
+	for _, key := range s.keys[:s.few(5_000, 1_000)] {
 		long = p.AppendTopKString(long[:0], key, n)
 		for k := 1; k < n; k++ {
 			short = p.AppendTopKString(short[:0], key, k)
@@ -354,7 +354,8 @@ func weightVectors(t testing.TB, s *suite) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	ks := s.keys[:min(len(s.keys), 30_000)]
 	worst, scaled := 0.0, 0
-	for v := 0; v < 24; v++ {
+	vectors := s.few(24, 8)
+	for v := 0; v < vectors; v++ {
 		scale := math.Pow(10, -6+18*rng.Float64())
 		nodes := s.nodes(2 + rng.IntN(11))
 		lo := math.Inf(1)
@@ -381,7 +382,7 @@ func weightVectors(t testing.TB, s *suite) {
 			t.Errorf("vector %d (%d nodes, scale %.3g): shares %.4f from w/Σw in total variation (bound %.4f)", v, len(nodes), scale, tvd, s.WeightTVD)
 		}
 	}
-	t.Logf("24 weight vectors: worst total variation %.4f, %d built in a weight unit", worst, scaled)
+	t.Logf("%d weight vectors: worst total variation %.4f, %d built in a weight unit", vectors, worst, scaled)
 }
 
 // derive checks chash.Derive, when the Spec declares it: adding, removing

@@ -105,6 +105,16 @@ func widen(s *Spec, n int) {
 	s.WeightTVD = math.Hypot(s.WeightTVD, math.Sqrt(12/keys))
 }
 
+// few returns full in the full run and short in a short one: how many
+// keys (or rounds) a case that checks each key, rather than measures
+// them all, takes.
+func (s *suite) few(full, short int) int {
+	if len(s.keys) == fullKeys {
+		return full
+	}
+	return short
+}
+
 // build calls New and fails the test on an error or a nil placer.
 func (s *suite) build(t testing.TB, nodes []chash.Node) chash.Placer {
 	t.Helper()
