@@ -72,7 +72,7 @@ func TestContractGroupcache(t *testing.T) {
 		KeepsOrder: true,
 		Derive:     true,
 		MaxCV:      0.2, MaxPeak: 1.4, ShareTol: 0.4,
-		Spread:     3.5,
+		Spread: 3.5,
 		Variants: []func() (chash.Placer, error){
 			func() (chash.Placer, error) { return compat.NewGroupcache(peers(10), 100) },
 			// The default spelled out: the same placement.
