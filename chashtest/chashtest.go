@@ -165,7 +165,7 @@ type Spec struct {
 //   - Balance: MaxCV and MaxPeak over 10 nodes.
 //   - Add, Remove: a node joining 10 or leaving takes or gives up its
 //     share, within ShareTol; at most Collateral of the keys move between
-//     the others; Add and Remove (or Next) agree with New.
+//     the others; Add and Remove agree with New (or Next).
 //   - Weights: shares follow weights 1:2:3:4; doubling a weight moves keys
 //     only to that node, within Collateral.
 //   - TopK: the interface's rules on 10,000 keys (2,000 in a short run;
