@@ -3,6 +3,7 @@ package balance
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -181,15 +182,18 @@ func (b *Balancer) SetPlacer(p chash.Placer) error {
 	m.unbounded = m.c == unbounded
 	top := 0.0
 	for _, n := range nodes {
-		top = max(top, n.Weight)
+		top = max(top, leaseWeight(n.Weight))
+	}
+	if top == 0 {
+		top = -1 // no node takes leases by weight: every node counts as 1
 	}
 	total := 0.0 // of weights scaled to at most 1, so it cannot overflow
 	for _, n := range nodes {
-		total += n.Weight / top
+		total += scaled(n.Weight, top)
 	}
 	for i, n := range nodes {
 		m.index[n.ID] = i
-		m.weight[i] = n.Weight / top
+		m.weight[i] = scaled(n.Weight, top)
 		m.share[i] = m.c * m.weight[i] / total * (1 - 0x1p-40)
 		if j, ok := old.find(n.ID); ok {
 			m.loads[i] = old.loads[j]
@@ -199,6 +203,25 @@ func (b *Balancer) SetPlacer(p chash.Placer) error {
 	}
 	b.cur.Store(m)
 	return nil
+}
+
+// leaseWeight is the weight a node takes leases by: its own if positive
+// and finite, else 0 (a placer of this module reports 0 as 1; a placer of
+// the caller's may report 0 for a draining node).
+func leaseWeight(w float64) float64 {
+	if w > 0 && !math.IsInf(w, 0) {
+		return w
+	}
+	return 0
+}
+
+// scaled is a node's lease weight over the largest, top; a negative top
+// says no node has a positive weight, and every node counts as 1.
+func scaled(w, top float64) float64 {
+	if top < 0 {
+		return 1
+	}
+	return leaseWeight(w) / top
 }
 
 func (m *membership) find(id string) (int, bool) {

@@ -587,3 +587,44 @@ func ExampleBalancer() {
 	fmt.Println(b.InFlight())
 	// Output: c a c a c a 0
 }
+
+// zeroWeights reports the nodes of a placer with the given weights, as a
+// caller's view of draining backends does.
+type zeroWeights struct {
+	chash.Placer
+	weights map[string]float64
+}
+
+func (z zeroWeights) Nodes() []chash.Node {
+	ns := z.Placer.Nodes()
+	for i := range ns {
+		ns[i].Weight = z.weights[ns[i].ID]
+	}
+	return ns
+}
+
+// TestBalancerDrainingWeights: a node reported at weight 0 takes no lease
+// while others have room; weights that are all 0, NaN or infinite count
+// as equal rather than making every bound NaN.
+func TestBalancerDrainingWeights(t *testing.T) {
+	r, err := chash.NewRendezvous(chashtest.Nodes(4))
+	require.NoError(t, err)
+	b, err := balance.New(zeroWeights{r, map[string]float64{"node-0": 0, "node-1": 1, "node-2": 1, "node-3": 1}})
+	require.NoError(t, err)
+	for i := range 1000 {
+		l, err := b.AcquireString(fmt.Sprint("k", i))
+		require.NoError(t, err)
+		require.NotEqual(t, "node-0", l.Node().ID, "a draining node took a lease")
+	}
+	for _, w := range []float64{0, math.NaN(), math.Inf(1), -1} {
+		b, err := balance.New(zeroWeights{r, map[string]float64{"node-0": w, "node-1": w, "node-2": w, "node-3": w}})
+		require.NoError(t, err)
+		seen := map[string]bool{}
+		for i := range 200 {
+			l, err := b.AcquireString(fmt.Sprint("k", i))
+			require.NoError(t, err, "weights %v", w)
+			seen[l.Node().ID] = true
+		}
+		assert.Len(t, seen, 4, "weights %v: every node counts as 1", w)
+	}
+}

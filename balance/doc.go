@@ -42,6 +42,14 @@
 //	spread, R by heat               2.04    1.85 (0% served where the key is not)
 //	spread, R by heat + bounded     1.29    1.29 (20% served where the key is not)
 //
+// Weights: a node's bound follows the weight its placer reports. This
+// module's placers report a weight of 0 as 1; a placer of the caller's may
+// report 0 for a draining node, which then takes no new lease but keeps
+// its in-flight count until its requests end (the gRPC and HTTP adapters
+// use this for backends that are reconnecting or cooling down). A NaN,
+// negative or infinite weight counts as 0; if no node has a positive
+// weight, every node counts as 1.
+//
 // A Balancer over a placer that changes (a chash.Holder, a membership
 // watcher) must be told of each change with [Balancer.SetPlacer]; it
 // reads the placer it was given, not what a Holder holds later.
