@@ -29,6 +29,9 @@ func newStraw2(h hasher, nodes []Node, relative bool) straw2 {
 		s.seeds[i] = h.sumString(n.ID)
 	}
 	s.collide = collide(s.seeds)
+	if len(nodes) >= wideMin && len(nodes) < 2*wideMin {
+		mulChains() // best8 scores a few nodes with the faster multiply
+	}
 	if ws := summarize(nodes); !ws.equal {
 		s.invw = make([]float64, len(nodes))
 		for i, n := range nodes {

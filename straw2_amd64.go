@@ -2,6 +2,11 @@
 
 package chash
 
+import (
+	"sync"
+	"time"
+)
+
 // haveKernels reports whether the kernels can run: whether the CPU and
 // the operating system support the AVX-512 instructions they use (AVX512F
 // and AVX512DQ, for VPMULLQ).
@@ -49,3 +54,57 @@ func hasAVX512() bool {
 	_, b, _, _ := cpuid(7, 0)
 	return b&(1<<16) != 0 && b&(1<<17) != 0
 }
+
+// vpmullqFast is set (1) where best8 scores up to 15 nodes with VPMULLQ,
+// as it scores more, rather than with MIX64SHORT's three 32-bit
+// multiplies: where a 64-bit vector multiply takes less time than those
+// multiplies' chain. No CPUID bit tells: on Intel's AVX-512 cores VPMULLQ
+// is three micro-operations with a latency of 15 cycles, against 9 for
+// the chain, while on AMD's Zen 4 it takes 3 cycles against 7. A lookup
+// of 8 to 15 nodes waits on that latency twice, and the faster form was
+// 12–20% faster on an Intel Emerald Rapids (the chain) and 8–15% faster on
+// an AMD EPYC Zen 4 (VPMULLQ). It is read by the assembly, and written
+// once, by mulChains, before the first placer of 8 to 15 nodes that uses
+// best8 is built.
+var vpmullqFast uint8
+
+var mulOnce sync.Once
+
+// mulChains measures, once, the two multiplications best8 can score a few
+// nodes with, and sets vpmullqFast if VPMULLQ's chain took less time: the
+// fastest of 7 alternating timings of 1,000 dependent multiplies each
+// (some 2 to 5 microseconds), after one of each to bring the vector units
+// up. The two differ by a factor of 1.7 or more on the CPUs measured, far
+// beyond what the timer or a preemption (which only lengthens a timing)
+// could reverse in the fastest of seven.
+func mulChains() {
+	mulOnce.Do(func() {
+		if !haveKernels {
+			return
+		}
+		const n = 1000
+		vpmullqChain(n)
+		mulcChain(n)
+		long, short := time.Duration(1<<62), time.Duration(1<<62)
+		for range 7 {
+			start := time.Now()
+			vpmullqChain(n)
+			long = min(long, time.Since(start))
+			start = time.Now()
+			mulcChain(n)
+			short = min(short, time.Since(start))
+		}
+		if long < short {
+			vpmullqFast = 1
+		}
+	})
+}
+
+// vpmullqChain and mulcChain run n dependent multiplications each, by
+// VPMULLQ and by MIX64SHORT's MULC (straw2_amd64.s).
+//
+//go:noescape
+func vpmullqChain(n int)
+
+//go:noescape
+func mulcChain(n int)

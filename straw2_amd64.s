@@ -144,6 +144,8 @@ bestFresh:
 	VMOVDQU64 laneIota<>(SB), Z6
 	TESTQ     DI, DI
 	JNZ       bestStart
+	CMPB      ·vpmullqFast(SB), $0
+	JNE       bestStart
 	CMPQ      CX, $1
 	JLS       bestShort
 
@@ -177,15 +179,16 @@ bestMerge:
 	BESTOF
 
 bestShort:
-	// Up to 15 nodes without st: a lookup of a few nodes waits on the
-	// chain of one or two vectors' scores, so MIX64SHORT's shorter chain
-	// pays for its extra work, which the loop above, scoring many
-	// vectors at once, could not afford. (On an Intel Emerald Rapids,
-	// 8-node lookups of 80-byte keys were 12–20% faster in interleaved
-	// runs of BenchmarkLookup; ranking alone, 12 nodes at a time with
-	// nothing to wait on, was 14–19% slower. On an AMD Zen 4, whose
-	// VPMULLQ is fast, sending these lookups to the loop above was 2–3%
-	// faster, within the noise.)
+	// Up to 15 nodes without st, where VPMULLQ's chain is the longer
+	// (vpmullqFast is clear): a lookup of a few nodes waits on the chain
+	// of one or two vectors' scores, so MIX64SHORT's shorter chain pays
+	// for its extra work, which the loop above, scoring many vectors at
+	// once, could not afford. (On an Intel Emerald Rapids, 8-node lookups
+	// of 80-byte keys were 12–20% faster in interleaved runs of
+	// BenchmarkLookup; ranking alone, 12 nodes at a time with nothing to
+	// wait on, was 14–19% slower. On an AMD EPYC Zen 4, whose VPMULLQ
+	// takes 3 cycles, the loop above was 8–15% faster at 8 and 12 nodes,
+	// fastest of 400 interleaved rounds: see mulChains.)
 	VPSRLQ $32, Z1, Z15
 	VPSRLQ $32, Z2, Z16
 	TESTQ  CX, CX
@@ -294,6 +297,41 @@ top3Merge:
 	MAXLANES
 	VPCOMPRESSQ Z9, K1, Z14
 	VMOVQ       X14, i2+64(FP)
+	VZEROUPPER
+	RET
+
+// func vpmullqChain(n int)
+//
+// n dependent VPMULLQ by mix64's first multiplier: the latency that a
+// few-node lookup waits on twice.
+TEXT ·vpmullqChain(SB), NOSPLIT, $0-8
+	MOVQ         n+0(FP), CX
+	MOVQ         $0xbf58476d1ce4e5b9, AX
+	VPBROADCASTQ AX, Z1
+	VMOVDQA64    Z1, Z7
+
+vpmullqLoop:
+	VPMULLQ Z1, Z7, Z7
+	DECQ    CX
+	JNZ     vpmullqLoop
+	VZEROUPPER
+	RET
+
+// func mulcChain(n int)
+//
+// n dependent MULC by the same multiplier: what MIX64SHORT waits on
+// instead.
+TEXT ·mulcChain(SB), NOSPLIT, $0-8
+	MOVQ         n+0(FP), CX
+	MOVQ         $0xbf58476d1ce4e5b9, AX
+	VPBROADCASTQ AX, Z1
+	VPSRLQ       $32, Z1, Z15
+	VMOVDQA64    Z1, Z7
+
+mulcLoop:
+	MULC(Z1, Z15)
+	DECQ CX
+	JNZ  mulcLoop
 	VZEROUPPER
 	RET
 

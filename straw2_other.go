@@ -21,3 +21,14 @@ func best8(h uint64, seeds []uint64, st *wideBest, resume bool) (best, bi uint64
 func top3x8(h uint64, seeds []uint64, st *wideTop3, resume bool) (i0, i1, i2 uint64) {
 	return top3x8Go(h, seeds, st, resume)
 }
+
+// vpmullqFast is never set without the assembly.
+var vpmullqFast uint8
+
+// mulChains has nothing to choose without the assembly.
+func mulChains() {}
+
+// vpmullqChain and mulcChain are never called without the assembly.
+func vpmullqChain(int) {}
+
+func mulcChain(int) {}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -104,6 +105,16 @@ func TestKernelsAreTheModels(t *testing.T) {
 					if n > 0 {
 						require.Equal(t, [2]uint64{m1, i1}, [2]uint64{m3, i3}, "best8 without st, n=%d", n)
 					}
+					// With either multiply for a few nodes (mulChains's choice).
+					was := vpmullqFast
+					for _, fast := range []uint8{0, 1} {
+						vpmullqFast = fast
+						m4, i4 := best8(h, seeds, nil, false)
+						if n > 0 {
+							require.Equal(t, [2]uint64{m1, i1}, [2]uint64{m4, i4}, "best8 without st, n=%d, vpmullqFast=%d", n, fast)
+						}
+					}
+					vpmullqFast = was
 					if n >= 3 {
 						require.Equal(t, [3]uint64{j1, j2, j3}, [3]uint64{l1, l2, l3}, "top3x8 without st, n=%d", n)
 					}
@@ -178,4 +189,33 @@ func FuzzWide(f *testing.F) {
 		require.Equal(t, best[0], best[1])
 		require.Equal(t, top[0], top[1])
 	})
+}
+
+// TestMulChains checks mulChains's choice against a longer measurement of
+// the same two chains: where one is clearly faster (by a third or more;
+// the CPUs measured differ by 1.7 times or more), vpmullqFast must name it.
+func TestMulChains(t *testing.T) {
+	if !asmKernels || !haveKernels {
+		t.Skip("no assembly kernels here")
+	}
+	mulChains()
+	long, short := chainTime(vpmullqChain), chainTime(mulcChain)
+	t.Logf("1,000 VPMULLQ: %v, 1,000 MULC: %v, vpmullqFast=%d", long, short, vpmullqFast)
+	switch {
+	case float64(long) < float64(short)/1.33:
+		require.Equal(t, uint8(1), vpmullqFast, "VPMULLQ is faster here")
+	case float64(short) < float64(long)/1.33:
+		require.Equal(t, uint8(0), vpmullqFast, "MULC is faster here")
+	}
+}
+
+// chainTime is the fastest of 50 timings of chain(1000).
+func chainTime(chain func(int)) time.Duration {
+	best := time.Duration(1 << 62)
+	for range 50 {
+		start := time.Now()
+		chain(1000)
+		best = min(best, time.Since(start))
+	}
+	return best
 }
