@@ -180,7 +180,9 @@ type Spec struct {
 //     honoured (WeightTVD).
 //   - Derive: chash.Derive places as New (or Next) does, when Derive.
 //   - Empty: the zero value and the nil pointer are empty placers and no
-//     exported method panics on them (but NilPanics on the nil pointer);
+//     exported method panics on them, called with zero arguments (a
+//     canceled Context for a Context; NilPanics are not called on the nil
+//     pointer);
 //     Fingerprint is FingerprintNone, Diff and Shares fail with
 //     ErrNoNodes.
 //   - NilPlacer: NewZoned, NewMigration and Derive refuse the nil pointer

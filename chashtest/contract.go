@@ -1,6 +1,7 @@
 package chashtest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -323,13 +324,22 @@ func checkEmpty(t testing.TB, name string, p chash.Placer, skip []string) {
 }
 
 var (
-	nodeType  = reflect.TypeOf(chash.Node{})
-	nodesType = reflect.TypeOf([]chash.Node(nil))
+	nodeType    = reflect.TypeOf(chash.Node{})
+	nodesType   = reflect.TypeOf([]chash.Node(nil))
+	contextType = reflect.TypeOf((*context.Context)(nil)).Elem()
 )
 
-// callMethods calls every exported method of p with zero arguments but
-// those named in skip, and reports panics and non-empty Node or []Node
-// results.
+// canceled is the Context callMethods passes: one already canceled, so
+// that a method waiting on it returns at once.
+var canceled = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// callMethods calls every exported method of p with zero arguments (a
+// canceled Context for a Context) but those named in skip, and reports
+// panics and non-empty Node or []Node results.
 func callMethods(t testing.TB, name string, p chash.Placer, skip []string) {
 	t.Helper()
 	v := reflect.ValueOf(p)
@@ -345,6 +355,9 @@ func callMethods(t testing.TB, name string, p chash.Placer, skip []string) {
 		}
 		for j := range in {
 			in[j] = reflect.Zero(f.Type().In(j))
+			if f.Type().In(j) == contextType {
+				in[j] = reflect.ValueOf(canceled) // a nil Context is invalid
+			}
 		}
 		call := fmt.Sprintf("%s %T: %s", name, p, m.Name)
 		noPanic(t, call, func() {
