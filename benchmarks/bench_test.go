@@ -1,10 +1,13 @@
 package benchmarks
 
 import (
+	"flag"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/keyplace/chash"
 )
 
 var (
@@ -12,6 +15,10 @@ var (
 	benchKeySizes   = []int{13, 80}
 	sinkID          string
 	sinkMu          sync.Mutex
+	// keyCount is how many distinct keys the lookup benchmarks cycle
+	// through: -keys 16384 replays the shorter cycle of earlier versions,
+	// which a branch predictor can learn (see BenchKeyCount).
+	keyCount = flag.Int("keys", BenchKeyCount, "distinct keys the lookup benchmarks cycle through (a power of two)")
 )
 
 // built caches placements: some peers take seconds to build at 1,000 nodes
@@ -52,13 +59,12 @@ func BenchmarkLookup(b *testing.B) {
 				name := fmt.Sprintf("%s/%s/nodes=%d/key=%d", s.Family, s.Name, n, size)
 				b.Run(name, func(b *testing.B) {
 					lookup := build(b, s, n).Lookup
-					keys := BenchKeys(size)
-					mask := len(keys) - 1
+					keys := BenchKeys(size, *keyCount)
 					b.ReportAllocs()
 					b.ResetTimer()
 					var id string
 					for i := 0; i < b.N; i++ {
-						id = lookup(keys[i&mask])
+						id = lookup(keys.At(i))
 					}
 					sinkID = id
 				})
@@ -83,13 +89,12 @@ func BenchmarkTopK3(b *testing.B) {
 					if topK == nil {
 						b.Skip("no replica list")
 					}
-					keys := BenchKeys(size)
-					mask := len(keys) - 1
+					keys := BenchKeys(size, *keyCount)
 					b.ReportAllocs()
 					b.ResetTimer()
 					var id string
 					for i := 0; i < b.N; i++ {
-						id = topK(keys[i&mask], 3)
+						id = topK(keys.At(i), 3)
 					}
 					sinkID = id
 				})
@@ -127,8 +132,7 @@ func BenchmarkParallelLookup(b *testing.B) {
 	for _, s := range Subjects() {
 		b.Run(fmt.Sprintf("%s/%s/nodes=64/key=13", s.Family, s.Name), func(b *testing.B) {
 			lookup := build(b, s, 64).Lookup
-			keys := BenchKeys(13)
-			mask := len(keys) - 1
+			keys := BenchKeys(13, *keyCount)
 			var seed atomic.Uint32
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -136,7 +140,7 @@ func BenchmarkParallelLookup(b *testing.B) {
 				i := int(seed.Add(7919))
 				var id string
 				for pb.Next() {
-					id = lookup(keys[i&mask])
+					id = lookup(keys.At(i))
 					i++
 				}
 				sinkMu.Lock()
@@ -144,5 +148,57 @@ func BenchmarkParallelLookup(b *testing.B) {
 				sinkMu.Unlock()
 			})
 		})
+	}
+}
+
+// BenchmarkLookupForm measures the two forms of a chash lookup that
+// returns one node, for the algorithms that have both: LookupString, whose
+// Node (five words) goes through memory even when only its ID is read, and
+// LookupIndexString, an index into the caller's own per-node slice (here
+// the IDs), which is what go-jump returns. Names are
+// LookupForm/FAMILY/{node,index}/nodes=N/key=S; the peers' figures are
+// BenchmarkLookup's.
+func BenchmarkLookupForm(b *testing.B) {
+	type indexer interface {
+		LookupIndexString(key string) int
+		Nodes() []chash.Node
+	}
+	for _, n := range benchNodeCounts {
+		for _, size := range benchKeySizes {
+			for _, a := range []chash.Algorithm{chash.AlgorithmRing, chash.AlgorithmRendezvous, chash.AlgorithmJump} {
+				p, err := chash.New(a, nodesOf(NodeIDs(n)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				x, ok := p.(indexer)
+				if !ok {
+					b.Fatalf("%v has no LookupIndexString", a)
+				}
+				ids := make([]string, n)
+				for i, node := range x.Nodes() {
+					ids[i] = node.ID
+				}
+				forms := []struct {
+					name   string
+					lookup func(string) string
+				}{
+					{"node", directLookup(p)},
+					{"index", func(key string) string { return ids[x.LookupIndexString(key)] }},
+				}
+				for _, f := range forms {
+					b.Run(fmt.Sprintf("%v/%s/nodes=%d/key=%d", a, f.name, n, size), func(b *testing.B) {
+						keys := BenchKeys(size, *keyCount)
+						lookup := f.lookup
+						b.ReportAllocs()
+						b.ResetTimer()
+						var id string
+						for i := 0; i < b.N; i++ {
+							id = lookup(keys.At(i))
+						}
+						sinkID = id
+					})
+				}
+			}
+		}
 	}
 }

@@ -28,13 +28,12 @@ func BenchmarkScale(b *testing.B) {
 	// the hash they are compared with run close together in time.
 	for _, n := range counts {
 		for _, size := range ScaleKeySizes {
-			keys := BenchKeys(size)
-			mask := len(keys) - 1
+			keys := BenchKeys(size, *keyCount)
 			b.Run(fmt.Sprintf("hash/nodes=%d/key=%d", n, size), func(b *testing.B) {
 				b.ReportAllocs()
 				var s uint64
 				for i := 0; i < b.N; i++ {
-					s += xxhash.Sum64String(keys[i&mask])
+					s += xxhash.Sum64String(keys.At(i))
 				}
 				sinkID = hashNames[s&7]
 			})
@@ -72,14 +71,13 @@ func scaleOne(b *testing.B, a chash.Algorithm, n int) {
 	}
 	prefix := fmt.Sprintf("%v/nodes=%d", a, n)
 	for _, size := range ScaleKeySizes {
-		keys := BenchKeys(size)
-		mask := len(keys) - 1
+		keys := BenchKeys(size, *keyCount)
 		b.Run(fmt.Sprintf("%s/Lookup/key=%d", prefix, size), func(b *testing.B) {
 			p := get(b)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				sinkNode = p.LookupString(keys[i&mask])
+				sinkNode = p.LookupString(keys.At(i))
 			}
 		})
 		b.Run(fmt.Sprintf("%s/TopK3/key=%d", prefix, size), func(b *testing.B) {
@@ -88,7 +86,7 @@ func scaleOne(b *testing.B, a chash.Algorithm, n int) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				buf = p.AppendTopKString(buf[:0], keys[i&mask], 3)
+				buf = p.AppendTopKString(buf[:0], keys.At(i), 3)
 			}
 			sinkNode = buf[0]
 		})
