@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs the library's benchmarks and the comparison with peer libraries in one
-# go, then writes benchmarks/BENCHMARKS.md: ratios chash / peer,
-# the targets and where each stands, quality and findings, the machine, and
-# benchstat's summary of every benchmark.
+# go, then writes this machine's section of benchmarks/BENCHMARKS.md: ratios
+# chash / peer, the targets and where each stands, quality and findings, and
+# benchstat's summary of every benchmark. The file keeps one section per
+# machine (CPU model and count) that the run has been made on: a run
+# rewrites its own machine's section and keeps the others, and every table
+# is stamped with the CPU, the Go version and the commit.
 #
 #   benchmarks/run.sh              full run (6 passes, -benchtime 300ms, about 27 minutes)
 #   benchmarks/run.sh -quick       smoke test (1 pass, -benchtime 20ms, 20,000 quality keys);
@@ -68,8 +71,15 @@ for i in $(seq "$count"); do
 	echo "== pass $i of $count: library benchmarks" >&2
 	go test "${args[@]}" -bench '^Benchmark(Hash|Lookup|Build|ParallelLookup|JumpBackHash)$' . | tee -a "$tmp/root.txt" >&2
 	echo "== pass $i of $count: comparison benchmarks" >&2
-	(cd benchmarks && go test "${args[@]}" $short -bench '^Benchmark(Lookup|TopK3|Build|ParallelLookup)$' .) | tee -a "$tmp/cmp.txt" >&2
+	(cd benchmarks && go test "${args[@]}" $short -bench '^Benchmark(Lookup|LookupForm|TopK3|Build|ParallelLookup)$' .) | tee -a "$tmp/cmp.txt" >&2
 done
+
+# chash and each peer in alternating short intervals, once: the figures
+# least disturbed by other work on a shared machine.
+echo "== interleaved intervals" >&2
+if [ -n "$quick" ]; then rounds=4; else rounds=100; fi
+(cd benchmarks && go test -run '^$' -count 1 -benchtime 1x -timeout 60m $short -bench '^BenchmarkInterleaved$' -rounds "$rounds" .) |
+	tee -a "$tmp/cmp.txt" >&2
 
 if [ -n "$quick" ]; then scale 1 10ms; else scale 1 100ms; fi
 

@@ -12,11 +12,7 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
-	"time"
 
 	"github.com/keyplace/chash/benchmarks"
 )
@@ -39,6 +35,8 @@ func main() {
 	flag.Parse()
 	useMin = *stat != "median"
 
+	m := thisMachine()
+	lookupPlot, memoryPlot = plotFiles(m)
 	var sc bytes.Buffer
 	if *scaleFile != "" {
 		s, err := readScale(*scaleFile)
@@ -53,7 +51,7 @@ func main() {
 		}
 	}
 	if *scaleOnly {
-		if err := splice(*out, sc.Bytes()); err != nil {
+		if err := spliceScale(*out, m, *scaleCommand, sc.String()); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -68,7 +66,6 @@ func main() {
 	}
 	r := &report{root: root, cmp: cmp, subjects: benchmarks.Subjects()}
 	var b bytes.Buffer
-	r.header(&b, *command, *settings)
 	r.headline(&b)
 	r.targets(&b)
 	if *notes != "" {
@@ -79,7 +76,9 @@ func main() {
 		b.Write(text)
 		b.WriteString("\n")
 	}
+	r.interleavedTable(&b)
 	r.lookupTable(&b)
+	r.formTable(&b)
 	r.rootTable(&b)
 	r.topKTable(&b)
 	r.buildTable(&b)
@@ -96,7 +95,12 @@ func main() {
 			fmt.Fprintf(&b, "\n<details><summary>benchstat of every benchmark (median ± 95%% interval)</summary>\n\n```\n%s```\n</details>\n", stat)
 		}
 	}
-	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
+	old, err := os.ReadFile(*out)
+	if err != nil && !os.IsNotExist(err) {
+		log.Fatal(err)
+	}
+	sec := section{m: m, body: machineTable(m, *command, *settings) + stampHeadings(demote(b.String()), m)}
+	if err := os.WriteFile(*out, []byte(merge(string(old), introText(), sec)), 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -104,52 +108,4 @@ func main() {
 type report struct {
 	root, cmp results
 	subjects  []benchmarks.Subject
-}
-
-func (r *report) header(b *bytes.Buffer, command, settings string) {
-	fmt.Fprintf(b, "# Benchmarks\n\n")
-	fmt.Fprintf(b, "chash against the Go placement libraries people use today, one algorithm family at a time: the same node names\n")
-	fmt.Fprintf(b, "(`node-0` …), the same keys and the same harness for every library (each lookup is one call through a Go func\n")
-	fmt.Fprintf(b, "value, so every library pays the same overhead). **Ratios are chash / peer: below 1 means chash is faster.**\n")
-	if useMin {
-		fmt.Fprintf(b, "Each time is the fastest of the passes (each pass runs the library's suite, then the comparison suite):\n")
-		fmt.Fprintf(b, "on a shared machine noise only adds time. Each ratio is the median over the passes of the ratio within one\n")
-		fmt.Fprintf(b, "pass, where the two ran minutes apart at most, so it need not equal the quotient of the two fastest times\n")
-		fmt.Fprintf(b, "shown beside it. benchstat's medians are at the end. Absolute times depend on the machine, ratios much less.\n\n")
-	} else {
-		fmt.Fprintf(b, "Each figure is the median of the passes; absolute times depend on the machine, ratios much less.\n\n")
-	}
-	fmt.Fprintf(b, "| | |\n|---|---|\n")
-	fmt.Fprintf(b, "| date | %s |\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(b, "| Go | %s %s/%s |\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(b, "| CPU | %s, %d logical CPUs |\n", cpuModel(), runtime.NumCPU())
-	if settings != "" {
-		fmt.Fprintf(b, "| settings | `%s` |\n", settings)
-	}
-	fmt.Fprintf(b, "| reproduce | `%s` (from the repository root) |\n", command)
-	if rev := gitRev(); rev != "" {
-		fmt.Fprintf(b, "| commit | %s |\n", rev)
-	}
-	b.WriteString("\n")
-}
-
-func cpuModel() string {
-	data, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
-}
-
-func gitRev() string {
-	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }

@@ -77,24 +77,71 @@ func TestScaleSplice(t *testing.T) {
 			t.Errorf("section lacks %q:\n%s", want, sec.String())
 		}
 	}
-	if err := os.WriteFile(path, []byte("# Benchmarks\nbefore\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 { // appended once, then replaced in place
-		if err := splice(path, sec.Bytes()); err != nil {
+	m := machine{CPU: "Test CPU, 2 logical CPUs", Date: "2026-01-02 03:04 UTC", Go: "go1.0 linux/amd64", Commit: "abc1234"}
+	for range 2 { // a section created once, then its scaling part replaced in place
+		if err := spliceScale(path, m, "cmd", sec.String()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got, _ := os.ReadFile(path)
-	if strings.Count(string(got), scaleBegin) != 1 || !strings.HasPrefix(string(got), "# Benchmarks\nbefore\n") {
+	if strings.Count(string(got), scaleBegin) != 1 || strings.Count(string(got), m.marker()) != 1 {
 		t.Errorf("spliced file:\n%s", got)
 	}
+	lookupPlot, memoryPlot = plotFiles(m)
 	if err := s.plots(dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{lookupPlot, memoryPlot} {
+		if !strings.Contains(f, "test-cpu") {
+			t.Errorf("plot %s does not name the machine", f)
+		}
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("plot %s: %v", f, err)
 		}
+	}
+}
+
+// TestMachineSections checks that a run keeps the sections of other
+// machines, replaces its own, stamps every table with the machine, the Go
+// version and the commit, and turns a document from before machine
+// sections into the section of the machine in its table.
+func TestMachineSections(t *testing.T) {
+	legacy := "# Benchmarks\n\nintro\n\n| | |\n|---|---|\n| date | 2026-12-02 03:02 UTC |\n| Go | go1.26.8 linux/amd64 |\n" +
+		"| CPU | Intel(R) Xeon(R) Processor, 2 logical CPUs |\n| commit | 962990b |\n\n## Headline\n\n| a |\n|---|\n| intel row |\n"
+	amd := machine{CPU: "AMD EPYC, 2 logical CPUs", Date: "2026-12-04 10:00 UTC", Go: "go1.26.8 linux/amd64", Commit: "def5678"}
+	body := machineTable(amd, "run.sh", "") + stampHeadings(demote("## Headline\n\n| a |\n|---|\n| amd row |\n"), amd)
+	doc := merge(legacy, introText(), section{m: amd, body: body})
+	for _, want := range []string{"intel row", "amd row", "### Headline", "commit 962990b", "commit def5678",
+		"[AMD EPYC, 2 logical CPUs](#amd-epyc-2-logical-cpus)", "(#intelr-xeonr-processor-2-logical-cpus)"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("document lacks %q:\n%s", want, doc)
+		}
+	}
+	if strings.Index(doc, "amd row") > strings.Index(doc, "intel row") {
+		t.Error("the newest run is not first")
+	}
+	secs := parseSections(doc)
+	if len(secs) != 2 {
+		t.Fatalf("%d sections, want 2:\n%s", len(secs), doc)
+	}
+	for _, s := range secs {
+		headings := strings.Count(s.body, "\n### ")
+		if stamps := strings.Count(s.body, s.m.stamp()); headings == 0 || stamps != headings {
+			t.Errorf("%s: %d headings, %d stamps:\n%s", s.m.CPU, headings, stamps, s.body)
+		}
+	}
+	// A second run on the AMD machine replaces its section and keeps Intel's.
+	amd2 := amd
+	amd2.Date, amd2.Commit = "2026-12-05 10:00 UTC", "0123abc"
+	body2 := machineTable(amd2, "run.sh", "") + stampHeadings(demote("## Headline\n\n| a |\n|---|\n| amd row 2 |\n"), amd2)
+	doc2 := merge(doc, introText(), section{m: amd2, body: body2})
+	if strings.Contains(doc2, "| amd row |") || !strings.Contains(doc2, "amd row 2") || !strings.Contains(doc2, "intel row") {
+		t.Errorf("second run:\n%s", doc2)
+	}
+	if got := len(parseSections(doc2)); got != 2 {
+		t.Errorf("%d sections after the second run, want 2", got)
+	}
+	if doc3 := merge(doc2, introText(), section{m: amd2, body: body2}); doc3 != doc2 {
+		t.Errorf("merging the same section again changed the document:\n%s", doc3)
 	}
 }

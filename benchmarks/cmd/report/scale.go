@@ -19,11 +19,17 @@ const (
 	scaleEnd   = "<!-- scale:end -->"
 )
 
-// Plot files, written next to BENCHMARKS.md.
-const (
+// Plot files, written next to BENCHMARKS.md: one pair per machine (see
+// plotFiles).
+var (
 	lookupPlot = "benchmarks-scale-lookup.png"
 	memoryPlot = "benchmarks-scale-memory.png"
 )
+
+// plotFiles names the plots of machine m.
+func plotFiles(m machine) (lookup, memory string) {
+	return "benchmarks-scale-lookup-" + m.slug() + ".png", "benchmarks-scale-memory-" + m.slug() + ".png"
+}
 
 // scale holds BenchmarkScale's results and the memberships an algorithm
 // could not be built at, with the constructor's error.
@@ -74,7 +80,7 @@ func (s *scale) section(b *bytes.Buffer, command, settings, notes string) error 
 	b.WriteString("## Scaling: every algorithm from 8 to 100,000 nodes\n\n")
 	fmt.Fprintf(b, "Regenerate this section alone with `%s` (from the repository root; settings: %s; load average\n", command, settings)
 	fmt.Fprintf(b, "when the report was written: %s on %d logical CPUs, so the machine was shared). Every figure goes\n", loadAvg(), runtime.NumCPU())
-	b.WriteString("through the `Placer` interface (`LookupString`, `AppendTopKString` into a reused buffer) with 16,384 distinct keys,\n")
+	fmt.Fprintf(b, "through the `Placer` interface (`LookupString`, `AppendTopKString` into a reused buffer) with %s distinct keys,\n", thousands(benchmarks.BenchKeyCount))
 	b.WriteString("default options except Maglev, whose table grows with the membership (the smallest prime ≥ max(65,537, 100·n), at\n")
 	b.WriteString("most 16,777,213). \"× hash\" is the lookup over the bare xxhash of the same keys, measured beside it. Build memory\n")
 	b.WriteString("is the bytes allocated while building; retained memory is what the built placer keeps alive after a GC (node IDs\n")
@@ -173,23 +179,4 @@ func (s *scale) stopList(b *bytes.Buffer) {
 		}
 	}
 	b.WriteString("\n")
-}
-
-// splice replaces the scaling section of the file at path with section,
-// or appends it if the file has none.
-func splice(path string, section []byte) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	var out []byte
-	i, j := bytes.Index(old, []byte(scaleBegin)), bytes.Index(old, []byte(scaleEnd))
-	if i >= 0 && j > i {
-		out = append(out, old[:i]...)
-		out = append(out, section...)
-		out = append(out, bytes.TrimPrefix(old[j+len(scaleEnd):], []byte("\n"))...)
-	} else {
-		out = append(append(old, '\n'), section...)
-	}
-	return os.WriteFile(path, out, 0o644)
 }

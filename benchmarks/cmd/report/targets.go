@@ -29,6 +29,8 @@ func (r *report) targets(b *bytes.Buffer) {
 	r.hashTarget(b, "maglev", "maglev at 64 nodes at most 1.3× the bare hash", 1.3)
 	r.floorRow(b, 1.3)
 	r.jumpTarget(b)
+	r.rendezvousTarget(b)
+	r.ringBuildTarget(b)
 	r.topKTarget(b)
 	b.WriteString("\n")
 }
@@ -135,6 +137,73 @@ func (r *report) floorRow(b *bytes.Buffer, bound float64) {
 		strings.Join(parts, "; "), verdict)
 }
 
+// rendezvousTarget is issue 33's bound for rendezvous lookups: at most
+// 0.6× go-rendezvous at every node count and key length.
+func (r *report) rendezvousTarget(b *bytes.Buffer) {
+	for _, f := range r.families() {
+		if f.name != "rendezvous" || !f.has {
+			continue
+		}
+		for _, p := range f.peers {
+			if p.Name != "go-rendezvous" {
+				continue
+			}
+			worst, at := r.worstRatio("Lookup", f.ours, p)
+			msg := fmt.Sprintf("passes: worst %s (%s)", ratio(worst), at)
+			if iw, iat := r.worstInterleaved(p); !math.IsNaN(iw) {
+				msg += fmt.Sprintf("; interleaved intervals: worst %s (%s)", ratio(iw), iat)
+				worst = iw
+			}
+			fmt.Fprintf(b, "| rendezvous at most 0.6× go-rendezvous (8, 64 and 1,000 nodes, 13- and 80-byte keys) | %s | %s |\n",
+				msg, status(worst, 0.6))
+		}
+	}
+}
+
+// ringBuildTarget is issue 33's bound for ring builds: at most 0.7×
+// groupcache's at 64 and 1,000 nodes, both with 160 points a node.
+func (r *report) ringBuildTarget(b *bytes.Buffer) {
+	for _, f := range r.families() {
+		if f.name != "ring" || !f.has {
+			continue
+		}
+		for _, p := range f.peers {
+			if p.Name != "groupcache" {
+				continue
+			}
+			var parts []string
+			worst, iworst := math.NaN(), math.NaN()
+			for _, n := range []int{64, 1000} {
+				x, ok := r.cmp.rel(name("Build", f.ours, n, 0), name("Build", p, n, 0))
+				if !ok {
+					continue
+				}
+				if math.IsNaN(worst) || x > worst {
+					worst = x
+				}
+				a, _ := r.cmp.ns(name("Build", f.ours, n, 0))
+				g, _ := r.cmp.ns(name("Build", p, n, 0))
+				part := fmt.Sprintf("%s nodes: passes %s (%s / %s)", thousands(n), ratio(x), dur(a), dur(g))
+				if ix, ia, ig, ok := r.interleaved("Build", p, n, 0); ok {
+					part += fmt.Sprintf(", interleaved %s (%s / %s)", ratio(ix), dur(ia), dur(ig))
+					if math.IsNaN(iworst) || ix > iworst {
+						iworst = ix
+					}
+				}
+				parts = append(parts, part)
+			}
+			if !math.IsNaN(iworst) {
+				worst = iworst
+			}
+			if len(parts) == 0 {
+				parts = []string{"not measured"}
+			}
+			fmt.Fprintf(b, "| ring build at most 0.7× groupcache's (160 points a node in both) at 64 and 1,000 nodes | %s | %s |\n",
+				strings.Join(parts, "; "), status(worst, 0.7))
+		}
+	}
+}
+
 func (r *report) jumpTarget(b *bytes.Buffer) {
 	for _, f := range r.families() {
 		if f.name != "jump" {
@@ -145,7 +214,11 @@ func (r *report) jumpTarget(b *bytes.Buffer) {
 			if f.has && p.Name == "go-jump" {
 				var at string
 				worst, at = r.worstRatio("Lookup", f.ours, p)
-				msg = fmt.Sprintf("chash / (go-jump + xxhash): worst %s (%s)", ratio(worst), at)
+				msg = fmt.Sprintf("chash / (go-jump + xxhash), passes: worst %s (%s)", ratio(worst), at)
+				if iw, iat := r.worstInterleaved(p); !math.IsNaN(iw) {
+					msg += fmt.Sprintf("; interleaved intervals: worst %s (%s)", ratio(iw), iat)
+					worst = iw
+				}
 			}
 		}
 		fmt.Fprintf(b, "| jump at most 0.9× go-jump plus the same xxhash | %s | %s |\n", msg, status(worst, 0.9))
