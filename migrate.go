@@ -42,7 +42,10 @@ type Route struct {
 // It fails, wrapping ErrNilPlacer, if either is nil.
 func NewMigration(from, to Placer) (*Migration, error) {
 	if isNil(from) || isNil(to) {
-		return nil, fmt.Errorf("%w: NewMigration(%v, %v)", ErrNilPlacer, from, to)
+		// Types only: printing a placer's value would copy its whole
+		// structure into the message, and read a live one (a watcher
+		// that swaps views) without synchronisation.
+		return nil, fmt.Errorf("%w: NewMigration(%T, %T)", ErrNilPlacer, from, to)
 	}
 	return &Migration{from: from, to: to}, nil
 }
