@@ -1,409 +1,451 @@
 package shardmap
 
 import (
+	"cmp"
 	"fmt"
-	"math"
 	"slices"
 
-	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/hashing"
 )
 
-// mapBuilder holds a shard map under construction.
-type mapBuilder struct {
-	spec   Spec
-	nodes  []chash.Node
-	dom    []int // failure domain of each node
-	bound  []int
-	fair   []float64
-	count  []int
-	seeds  []uint64
-	parts  [][]int32 // replicas of each partition, primary first
-	pinned []int32   // pinned primary of each partition, or -1
-	prim   []int     // primaries of each node, while levelling
-	need   int       // distinct domains each partition must span
+// builder computes a fresh map that meets its targets exactly, class by
+// class, in two levels:
+//
+//  1. zones: each partition takes its R slots in the class's zones, the
+//     zones of largest remaining count first (ties at random), which
+//     realises every zone's total exactly whenever the totals can be
+//     realised at all (the greedy of the Gale–Ryser theorem: a zone left
+//     with as many slots as partitions must appear in each); and picks
+//     its primary's zone, the zone furthest behind its primary total;
+//  2. nodes: within a zone, the partitions' slots are dealt the nodes'
+//     tokens (a node's replicas of the class, its primaries apart),
+//     shuffled, so each node gets exactly its count and partitions get
+//     random co-replicas; where a partition keeps several replicas in one
+//     zone, the zone's nodes of largest remaining count are taken, ties
+//     at random.
+//
+// Every step is O(R) or O(R log R) a partition (O(R·z) where R exceeds
+// the z zones, z < 16), so a build is O(P·R·log R + n log n).
+type builder struct {
+	l      *layout
+	t      *targets
+	R      int
+	assign []int32 // P·R slots, primary first
+	fill   []uint8 // the next free secondary slot of each partition
+	rnd    rng
 }
 
-func buildShardMap(prev *Map, nodes []chash.Node, spec Spec) (*Map, error) {
-	ns, spec, err := checkMapInput(nodes, spec)
-	if err != nil {
-		return nil, err
+func build(l *layout, t *targets) ([]int32, error) {
+	s := l.spec
+	b := &builder{l: l, t: t, R: s.Replicas, assign: make([]int32, s.Partitions*s.Replicas), fill: make([]uint8, s.Partitions)}
+	for i := range b.assign {
+		b.assign[i] = -1
 	}
-	if prev != nil && prev.spec.Partitions != spec.Partitions {
-		return nil, fmt.Errorf("%w: rebalancing %d partitions into %d: the partition count cannot change", chash.ErrInvalidOption, prev.spec.Partitions, spec.Partitions)
+	for p := range b.fill {
+		b.fill[p] = 1
 	}
-	b, err := newMapBuilder(ns, spec)
-	if err != nil {
-		return nil, err
-	}
-	b.keep(prev)
-	b.applyPins()
-	b.fixDomains()
-	b.fixBounds()
-	if err := b.fill(); err != nil {
-		return nil, err
-	}
-	b.level()
-	assign := make([]int32, 0, spec.Partitions*spec.Replicas)
-	for _, reps := range b.parts {
-		assign = append(assign, reps...)
-	}
-	version := uint64(1)
-	if prev != nil {
-		version = prev.version + 1
-	}
-	if err := checkMap(spec, ns, assign); err != nil {
-		return nil, err // a safety net: the steps above should never fail it
-	}
-	return newMap(spec, version, ns, assign), nil
-}
-
-func newMapBuilder(ns []chash.Node, spec Spec) (*mapBuilder, error) {
-	b := &mapBuilder{spec: spec, nodes: ns, bound: mapBounds(spec, ns),
-		dom: make([]int, len(ns)), fair: make([]float64, len(ns)), count: make([]int, len(ns)),
-		seeds: make([]uint64, len(ns)), parts: make([][]int32, spec.Partitions), pinned: make([]int32, spec.Partitions)}
-	live, domains := mapDomains(ns, b.dom)
-	if live < spec.Replicas {
-		return nil, fmt.Errorf("%w: distinct nodes: %d replicas need %d nodes of positive weight, have %d (in a shard map weight 0 drains a node)", ErrConstraint, spec.Replicas, spec.Replicas, live)
-	}
-	b.need = min(spec.Replicas, domains)
-	total := 0.0
-	for _, n := range ns {
-		total += n.Weight
-	}
-	for i, n := range ns {
-		b.fair[i] = float64(spec.Partitions*spec.Replicas) * n.Weight / total
-		b.seeds[i] = hashing.XX{}.Sum64String(n.ID)
-	}
-	for p := range b.pinned {
-		b.pinned[p] = -1
-	}
-	for _, pin := range spec.Pins {
-		b.pinned[pin.Partition] = int32(indexByID(ns, pin.Node))
-	}
-	return b, b.checkCapacity()
-}
-
-// mapDomains numbers the failure domains of the nodes of positive weight
-// into dom and returns how many such nodes and domains there are.
-func mapDomains(ns []chash.Node, dom []int) (live, domains int) {
-	ids := map[string]int{}
-	for i, n := range ns {
-		dom[i] = -1
-		if n.Weight == 0 {
-			continue
+	for k := range l.classes {
+		b.rnd = rng{s: hashing.Mix64(s.Seed ^ uint64(k+1)*hashing.Phi)}
+		if err := b.buildClass(k); err != nil {
+			return nil, err
 		}
-		live++
-		key := "zone:" + n.Zone
-		if n.Zone == "" {
-			key = "node:" + n.ID
-		}
-		d, ok := ids[key]
-		if !ok {
-			d = len(ids)
-			ids[key] = d
-		}
-		dom[i] = d
 	}
-	return live, len(ids)
+	for p := 0; p < s.Partitions; p++ {
+		b.orderSecondaries(p)
+	}
+	return b.assign, nil
 }
 
-// checkCapacity refuses specs that no placement can meet: pins above a
-// bound, or too little room in the zones a partition must spread over.
-func (b *mapBuilder) checkCapacity() error {
-	pins := make([]int, len(b.nodes))
-	for _, x := range b.pinned {
-		if x >= 0 {
-			if pins[x]++; pins[x] > b.bound[x] {
-				return fmt.Errorf("%w: pins: node %q is pinned more than its bound of %d replicas", ErrConstraint, b.nodes[x].ID, b.bound[x])
+// classPlan is level 1's result for a class: each partition's zones.
+type classPlan struct {
+	parts []int32 // the class's partitions, pinned ones first
+	picks []int32 // R local zone indexes per partition, with repeats
+	pd    []int32 // each partition's primary zone (local index)
+	qrem  []int   // primaries each zone still owes (negative: over)
+}
+
+func (b *builder) buildClass(k int) error {
+	l := b.l
+	c := &l.classes[k]
+	if c.size == 0 {
+		return nil
+	}
+	cp := &classPlan{}
+	for _, r := range c.ranges {
+		for p := r[0]; p < r[1]; p++ {
+			if l.pin(p) >= 0 {
+				cp.parts = append(cp.parts, int32(p))
 			}
 		}
 	}
-	// A partition holds at most R-need+1 replicas in one domain.
-	perDom := map[int]int{}
-	for i, d := range b.dom {
-		if d >= 0 {
-			perDom[d] += b.bound[i]
+	for _, r := range c.ranges {
+		for p := r[0]; p < r[1]; p++ {
+			if l.pin(p) < 0 {
+				cp.parts = append(cp.parts, int32(p))
+			}
 		}
 	}
-	room, most := 0, b.spec.Partitions*(b.spec.Replicas-b.need+1)
-	for _, c := range perDom {
-		room += min(c, most)
+	nd := len(c.domains)
+	total, prim := make([]int, nd), make([]int, nd)
+	for j, d := range c.domains {
+		for _, i := range l.domNodes[d] {
+			total[j] += b.t.perClass[k][i]
+			prim[j] += b.t.perClassPrimaries[k][i]
+		}
 	}
-	if want := b.spec.Partitions * b.spec.Replicas; room < want {
-		return fmt.Errorf("%w: distinct zones: %d partitions × %d replicas over %d zones need room for %d replicas within the load bounds (c=%v), the zones have %d",
-			ErrConstraint, b.spec.Partitions, b.spec.Replicas, len(perDom), want, b.spec.LoadFactor, room)
+	cp.picks, cp.pd, cp.qrem = make([]int32, len(cp.parts)*b.R), make([]int32, len(cp.parts)), prim
+	var err error
+	switch {
+	case c.exact != nil:
+		err = b.zonesExact(c, cp)
+	case c.need == b.R:
+		err = b.zonesDistinct(c, cp, total)
+	default:
+		err = b.zonesAll(c, cp, total)
+	}
+	if err != nil {
+		return err
+	}
+	b.fixPrimaryZones(c, cp)
+	// One pass sorts the slots by zone: primaries, and secondaries with a
+	// partition's slots in a zone next to each other.
+	prims := make([][]int32, nd)
+	secs := make([][]int32, nd)
+	for x := range cp.parts {
+		picks := cp.picks[x*b.R : x*b.R+b.R]
+		primaryLeft := true
+		for _, j := range picks {
+			if j == cp.pd[x] && primaryLeft {
+				prims[j] = append(prims[j], int32(x))
+				primaryLeft = false
+			} else {
+				secs[j] = append(secs[j], int32(x))
+			}
+		}
+	}
+	for j := range c.domains {
+		if err := b.dealZone(k, c, cp, int32(j), prims[j], secs[j]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// keep starts from the previous map's replicas on nodes that remain and
-// have positive weight.
-func (b *mapBuilder) keep(prev *Map) {
-	if prev == nil {
+// localZone returns the local index of node i's domain in class c.
+func localZone(c *class, d int32) int32 {
+	j, _ := slices.BinarySearch(c.domains, d)
+	return int32(j)
+}
+
+// choosePrimary returns the zone among picks (local indexes) furthest
+// behind its primaries: the largest share of its remaining appearances
+// still owed, ties at random. left(j) is zone j's remaining appearances,
+// this partition's included.
+func (b *builder) choosePrimary(cp *classPlan, picks []int32, left func(j int32) int) int32 {
+	best, ties := int32(-1), 0
+	for x, j := range picks {
+		if slices.Contains(picks[:x], j) {
+			continue
+		}
+		if best < 0 {
+			best, ties = j, 1
+			continue
+		}
+		// qrem[j]/left(j) against qrem[best]/left(best)
+		a, bb := cp.qrem[j]*left(best), cp.qrem[best]*left(j)
+		switch {
+		case a > bb:
+			best, ties = j, 1
+		case a == bb:
+			if ties++; b.rnd.below(ties) == 0 {
+				best = j
+			}
+		}
+	}
+	return best
+}
+
+// zonesDistinct is level 1 where each partition spans R distinct zones.
+func (b *builder) zonesDistinct(c *class, cp *classPlan, total []int) error {
+	q := newCounts(slices.Clone(total))
+	buf := make([]int32, 0, b.R)
+	for x, p := range cp.parts {
+		buf = buf[:0]
+		skip := int32(-1)
+		if pin := b.l.pin(int(p)); pin >= 0 {
+			skip = localZone(c, b.l.dom[pin])
+			if q.cnt[skip] == 0 {
+				return b.stuck(c, int(p))
+			}
+			q.dec(skip)
+			buf = append(buf, skip)
+		}
+		buf = q.top(buf, b.R-len(buf), skip, &b.rnd)
+		if len(buf) < b.R {
+			return b.stuck(c, int(p))
+		}
+		copy(cp.picks[x*b.R:], buf)
+		if skip >= 0 {
+			cp.pd[x] = skip
+		} else {
+			cp.pd[x] = b.choosePrimary(cp, buf, func(j int32) int { return q.cnt[j] + 1 })
+		}
+		cp.qrem[cp.pd[x]]--
+	}
+	return nil
+}
+
+// zonesAll is level 1 where each partition spans every zone of the class
+// (fewer zones than replicas): one slot in each, and the R−z others in the
+// zones of largest remaining count that still have room in the partition.
+func (b *builder) zonesAll(c *class, cp *classPlan, total []int) error {
+	nd := len(c.domains)
+	extra := make([]int, nd)
+	for j := range extra {
+		extra[j] = total[j] - c.size
+	}
+	used := make([]int, nd)
+	all := func(int32) int { return 0 }
+	left := len(cp.parts)
+	for x, p := range cp.parts {
+		picks := cp.picks[x*b.R : x*b.R+b.R]
+		for j := range nd {
+			picks[j] = int32(j)
+			used[j] = 1
+		}
+		for e := nd; e < b.R; e++ {
+			best, ties := -1, 0
+			for j := range nd {
+				if extra[j] == 0 || used[j] >= c.maxPer[c.domains[j]] {
+					continue
+				}
+				switch {
+				case best < 0 || extra[j] > extra[best]:
+					best, ties = j, 1
+				case extra[j] == extra[best]:
+					if ties++; b.rnd.below(ties) == 0 {
+						best = j
+					}
+				}
+			}
+			if best < 0 {
+				return b.stuck(c, int(p))
+			}
+			picks[e] = int32(best)
+			used[best]++
+			extra[best]--
+		}
+		if pin := b.l.pin(int(p)); pin >= 0 {
+			cp.pd[x] = localZone(c, b.l.dom[pin])
+		} else {
+			cp.pd[x] = b.choosePrimary(cp, picks[:nd], func(int32) int { return left })
+		}
+		_ = all
+		cp.qrem[cp.pd[x]]--
+		left--
+	}
+	return nil
+}
+
+// zonesExact is level 1 under ZoneReplicas: every partition keeps the
+// same replicas in each zone; only its primary's zone is chosen.
+func (b *builder) zonesExact(c *class, cp *classPlan) error {
+	var layoutPicks []int32
+	for j, d := range c.domains {
+		for range c.exact[d] {
+			layoutPicks = append(layoutPicks, int32(j))
+		}
+	}
+	left := len(cp.parts)
+	for x, p := range cp.parts {
+		copy(cp.picks[x*b.R:], layoutPicks)
+		if pin := b.l.pin(int(p)); pin >= 0 {
+			cp.pd[x] = localZone(c, b.l.dom[pin])
+		} else {
+			cp.pd[x] = b.choosePrimary(cp, layoutPicks, func(int32) int { return left })
+		}
+		cp.qrem[cp.pd[x]]--
+		left--
+	}
+	return nil
+}
+
+// fixPrimaryZones moves primaries from zones that took more than their
+// total to zones that took fewer, where a partition holds both: the
+// greedy's rare misses.
+func (b *builder) fixPrimaryZones(c *class, cp *classPlan) {
+	off := false
+	for _, q := range cp.qrem {
+		off = off || q != 0
+	}
+	if !off {
 		return
 	}
-	r := prev.spec.Replicas
-	for p := range b.parts {
-		for _, old := range prev.assign[p*r : p*r+r] {
-			i := int32(indexByID(b.nodes, prev.nodes[old].ID))
-			if i >= 0 && b.nodes[i].Weight > 0 && len(b.parts[p]) < b.spec.Replicas {
-				b.parts[p] = append(b.parts[p], i)
-				b.count[i]++
-			}
-		}
-	}
-}
-
-// applyPins makes each pinned node its partition's primary: a role change
-// if it holds a replica, otherwise a new replica in front.
-func (b *mapBuilder) applyPins() {
-	for p, x := range b.pinned {
-		if x < 0 {
+	for x, p := range cp.parts {
+		jp := cp.pd[x]
+		if cp.qrem[jp] >= 0 || b.l.pin(int(p)) >= 0 {
 			continue
 		}
-		reps := b.parts[p]
-		if j := slices.Index(reps, x); j >= 0 {
-			copy(reps[1:j+1], reps[:j])
-			reps[0] = x
+		for _, j := range cp.picks[x*b.R : x*b.R+b.R] {
+			if cp.qrem[j] > 0 {
+				cp.pd[x] = j
+				cp.qrem[j]--
+				cp.qrem[jp]++
+				break
+			}
+		}
+	}
+}
+
+// dealZone is level 2 for local zone j of class k: its primary slots
+// (class positions of the partitions whose primary it holds) and its
+// secondary slots (a class position for each, a partition's together) get
+// its nodes.
+func (b *builder) dealZone(k int, c *class, cp *classPlan, j int32, primSlots, secSlots []int32) error {
+	l := b.l
+	d := c.domains[j]
+	nodes := l.domNodes[d]
+	primTok, secTok := make([]int, len(nodes)), make([]int, len(nodes))
+	for x, i := range nodes {
+		primTok[x] = b.t.perClassPrimaries[k][i]
+		secTok[x] = b.t.perClass[k][i] - primTok[x]
+	}
+	balanceTokens(primTok, secTok, len(primSlots))
+	prims := primSlots[:0:0]
+	for _, x := range primSlots {
+		p := int(cp.parts[x])
+		pin := l.pin(p)
+		if pin < 0 {
+			prims = append(prims, x)
 			continue
 		}
-		reps = slices.Insert(reps, 0, x)
-		b.count[x]++
-		if len(reps) > b.spec.Replicas {
-			b.count[reps[len(reps)-1]]--
-			reps = reps[:len(reps)-1]
+		at := slices.Index(nodes, pin)
+		switch {
+		case primTok[at] > 0:
+			primTok[at]--
+		case secTok[at] > 0:
+			secTok[at]--
+			takeToken(secTok, primTok) // one primary token fewer for the others
+		default:
+			return fmt.Errorf("%w: pins: node %q is pinned to more partitions than its share allows", ErrConstraint, l.nodes[pin].ID)
 		}
-		b.parts[p] = reps
+		b.assign[p*b.R] = pin
 	}
-}
-
-// fixDomains drops the replicas that keep a partition from spanning the
-// zones it must, latest first.
-func (b *mapBuilder) fixDomains() {
-	for p, reps := range b.parts {
-		var kept []int32
-		for _, i := range reps {
-			if b.domainOK(kept, i) {
-				kept = append(kept, i)
-			} else {
-				b.count[i]--
-			}
+	deck := tokens(nodes, primTok)
+	if len(deck) != len(prims) {
+		return b.tokensOff(d)
+	}
+	b.rnd.shuffle(deck)
+	for y, x := range prims {
+		b.assign[int(cp.parts[x])*b.R] = deck[y]
+	}
+	if c.maxPer[d] <= 1 {
+		deck = tokens(nodes, secTok)
+		if len(deck) != len(secSlots) {
+			return b.tokensOff(d)
 		}
-		b.parts[p] = kept
-	}
-}
-
-// domainOK reports whether node i may join replicas reps and still leave
-// room for the partition to span b.need domains.
-func (b *mapBuilder) domainOK(reps []int32, i int32) bool {
-	spanned, fresh := 0, true
-	for j, x := range reps {
-		if b.dom[x] == b.dom[i] {
-			fresh = false
+		b.rnd.shuffle(deck)
+		for y, x := range secSlots {
+			b.put(int(cp.parts[x]), deck[y])
 		}
-		if !slices.ContainsFunc(reps[:j], func(y int32) bool { return b.dom[y] == b.dom[x] }) {
-			spanned++
-		}
+		return nil
 	}
-	if fresh {
-		spanned++
-	}
-	return spanned+b.spec.Replicas-len(reps)-1 >= b.need
-}
-
-// fixBounds drops replicas from nodes above their bound: the last
-// replicas of partitions first, never a pinned primary.
-func (b *mapBuilder) fixBounds() {
-	for i := range b.nodes {
-		for pos := b.spec.Replicas - 1; pos >= 0 && b.count[i] > b.bound[i]; pos-- {
-			for p, reps := range b.parts {
-				if b.count[i] <= b.bound[i] {
-					break
-				}
-				if pos < len(reps) && reps[pos] == int32(i) && !(pos == 0 && b.pinned[p] == int32(i)) {
-					b.parts[p] = slices.Delete(reps, pos, pos+1)
-					b.count[i]--
-				}
-			}
+	// Several replicas of a partition in this zone: distinct nodes, the
+	// largest remaining counts first, the partitions of most slots first.
+	type run struct{ x, n int32 }
+	var runs []run
+	for _, x := range secSlots {
+		if len(runs) > 0 && runs[len(runs)-1].x == x {
+			runs[len(runs)-1].n++
+		} else {
+			runs = append(runs, run{x, 1})
 		}
 	}
-}
-
-// fill adds the missing replicas round by round, so that primaries are
-// placed (and balanced) before secondaries.
-func (b *mapBuilder) fill() error {
-	for round := 1; round <= b.spec.Replicas; round++ {
-		for p := range b.parts {
-			if len(b.parts[p]) >= round {
-				continue
-			}
-			i := b.choose(p, b.parts[p])
-			if i < 0 && !b.repair(p) {
-				return b.explain(p)
-			}
-			if i >= 0 {
-				b.parts[p] = append(b.parts[p], i)
-				b.count[i]++
-			}
+	slices.SortStableFunc(runs, func(a, bb run) int { return cmp.Compare(bb.n, a.n) })
+	q := newCounts(secTok)
+	buf := make([]int32, 0, b.R)
+	for _, r := range runs {
+		p := int(cp.parts[r.x])
+		skip := int32(-1)
+		if cp.pd[r.x] == j {
+			skip = int32(slices.Index(nodes, b.assign[p*b.R]))
+		}
+		buf = q.top(buf[:0], int(r.n), skip, &b.rnd)
+		if len(buf) < int(r.n) {
+			return fmt.Errorf("%w: distinct nodes: zone %q cannot hold %d replicas of partition %d on distinct nodes within the targets", ErrConstraint, l.domZone[d], r.n, p)
+		}
+		for _, y := range buf {
+			b.put(p, nodes[y])
 		}
 	}
 	return nil
 }
 
-// choose returns the eligible node with the most room relative to its fair
-// share for a new replica of partition p, or -1.
-func (b *mapBuilder) choose(p int, reps []int32) int32 {
+// put adds node i as the next secondary of partition p.
+func (b *builder) put(p int, i int32) {
+	b.assign[p*b.R+int(b.fill[p])] = i
+	b.fill[p]++
+}
+
+// balanceTokens turns secondary tokens into primary ones, or back, until
+// there are want primary tokens: for a zone whose primaries the level-1
+// greedy left off its total. It takes from the nodes with the most.
+func balanceTokens(primTok, secTok []int, want int) {
+	have := 0
+	for _, n := range primTok {
+		have += n
+	}
+	for ; have < want; have++ {
+		takeToken(primTok, secTok)
+	}
+	for ; have > want; have-- {
+		takeToken(secTok, primTok)
+	}
+}
+
+// takeToken moves one token to dst from the node with the most in src.
+func takeToken(dst, src []int) {
+	best := 0
+	for x := range src {
+		if src[x] > src[best] {
+			best = x
+		}
+	}
+	if src[best] > 0 {
+		src[best]--
+		dst[best]++
+	}
+}
+
+// tokens lists nodes[x] count[x] times.
+func tokens(nodes []int32, count []int) []int32 {
+	var out []int32
+	for x, n := range count {
+		for range n {
+			out = append(out, nodes[x])
+		}
+	}
+	return out
+}
+
+// orderSecondaries sorts partition p's secondaries by their rendezvous
+// score for p, highest first: an order that depends on nothing but the
+// partition and the nodes.
+func (b *builder) orderSecondaries(p int) {
+	reps := b.assign[p*b.R+1 : p*b.R+b.R]
 	ph := shardHash(p)
-	best, bestLoad, bestScore := int32(-1), math.Inf(1), uint64(0)
-	for i := range b.nodes {
-		x := int32(i)
-		if b.count[i] >= b.bound[i] || slices.Contains(reps, x) || !b.domainOK(reps, x) {
-			continue
-		}
-		load, score := float64(b.count[i]+1)/b.fair[i], hashing.Mix64(ph^b.seeds[i])
-		if load < bestLoad || load == bestLoad && score > bestScore {
-			best, bestLoad, bestScore = x, load, score
-		}
-	}
-	return best
+	slices.SortFunc(reps, func(x, y int32) int {
+		return cmp.Compare(hashing.Mix64(ph^b.l.seeds[y]), hashing.Mix64(ph^b.l.seeds[x]))
+	})
 }
 
-// repair makes room for one more replica of p on a full node a by moving
-// another partition's replica from a to a node with room.
-func (b *mapBuilder) repair(p int) bool {
-	reps := b.parts[p]
-	for a := range b.nodes {
-		x := int32(a)
-		if b.bound[a] == 0 || slices.Contains(reps, x) || !b.domainOK(reps, x) {
-			continue
-		}
-		for q, other := range b.parts {
-			j := slices.Index(other, x)
-			if q == p || j < 0 || j == 0 && b.pinned[q] == x {
-				continue
-			}
-			rest := slices.Delete(slices.Clone(other), j, j+1)
-			y := b.choose(q, rest)
-			if y < 0 {
-				continue
-			}
-			b.parts[q][j] = y
-			b.count[y]++
-			b.parts[p] = append(reps, x)
-			return true
-		}
-	}
-	return false
+// tokensOff reports a zone whose nodes' counts do not add up to its slots:
+// a bug, reported rather than a panic.
+func (b *builder) tokensOff(d int32) error {
+	return fmt.Errorf("%w: zone %q: its nodes' shares do not add up to its replicas", ErrConstraint, b.l.domZone[d])
 }
 
-// explain names the constraint that left partition p short of a replica.
-func (b *mapBuilder) explain(p int) error {
-	reps, spare := b.parts[p], 0
-	for i := range b.nodes {
-		if b.bound[i] > 0 && !slices.Contains(reps, int32(i)) && b.domainOK(reps, int32(i)) {
-			spare++
-		}
-	}
-	if spare == 0 {
-		return fmt.Errorf("%w: distinct zones: partition %d has %d of %d replicas and no node in a zone it may still use", ErrConstraint, p, len(reps), b.spec.Replicas)
-	}
-	return fmt.Errorf("%w: load bound: partition %d has %d of %d replicas and every eligible node is at its bound ceil(c·P·R·w/W) with c=%v", ErrConstraint, p, len(reps), b.spec.Replicas, b.spec.LoadFactor)
-}
-
-// level moves replicas to nodes below the floor of their fair share from
-// nodes above their share, where zones allow.
-func (b *mapBuilder) level() {
-	b.prim = make([]int, len(b.nodes))
-	for _, reps := range b.parts {
-		b.prim[reps[0]]++
-	}
-	for u := range b.nodes {
-		target := min(int(math.Floor(b.fair[u]+1e-9)), b.bound[u])
-		if b.count[u] >= target {
-			continue
-		}
-		start := int(b.seeds[u] % uint64(len(b.parts)))
-		for n := 0; n < len(b.parts) && b.count[u] < target; n++ {
-			p := (start + n) % len(b.parts)
-			if j := b.donor(p, int32(u)); j >= 0 {
-				if j == 0 {
-					b.prim[b.parts[p][0]]--
-					b.prim[u]++
-				}
-				b.count[b.parts[p][j]]--
-				b.parts[p][j] = int32(u)
-				b.count[u]++
-			}
-		}
-	}
-}
-
-// donor returns the position in partition p of the most loaded replica
-// above its fair share that node u may replace, or -1. It takes a primary
-// only while u has fewer than its share of primaries, and then prefers
-// one, so that a node added takes primaries in proportion too.
-func (b *mapBuilder) donor(p int, u int32) int {
-	reps := b.parts[p]
-	if slices.Contains(reps, u) {
-		return -1
-	}
-	wantPrimary := float64(b.prim[u]) < b.fair[u]/float64(b.spec.Replicas)
-	best, bestLoad := -1, 1.0
-	for j, v := range reps {
-		if j == 0 && (b.pinned[p] == v || !wantPrimary) || best == 0 {
-			continue
-		}
-		load := float64(b.count[v]) / b.fair[v]
-		if float64(b.count[v]) <= b.fair[v] || load <= bestLoad {
-			continue
-		}
-		rest := slices.Delete(slices.Clone(reps), j, j+1)
-		if b.domainOK(rest, u) {
-			best, bestLoad = j, load
-		}
-	}
-	return best
-}
-
-// checkMap verifies every constraint of an assignment, naming the first
-// one broken. Loading and building both end with it.
-func checkMap(spec Spec, ns []chash.Node, assign []int32) error {
-	r := spec.Replicas
-	if len(assign) != spec.Partitions*r {
-		return fmt.Errorf("%w: %d replicas for %d partitions × %d", ErrInvalid, len(assign), spec.Partitions, r)
-	}
-	dom := make([]int, len(ns))
-	_, domains := mapDomains(ns, dom)
-	need, bound, count := min(r, domains), mapBounds(spec, ns), make([]int, len(ns))
-	for p := 0; p < spec.Partitions; p++ {
-		reps := assign[p*r : p*r+r]
-		seen := map[int]bool{}
-		for j, i := range reps {
-			switch {
-			case i < 0 || int(i) >= len(ns):
-				return fmt.Errorf("%w: partition %d names node %d of %d", ErrInvalid, p, i, len(ns))
-			case ns[i].Weight == 0:
-				return fmt.Errorf("%w: drain: partition %d has a replica on %q, which is draining", ErrConstraint, p, ns[i].ID)
-			case slices.Contains(reps[:j], i):
-				return fmt.Errorf("%w: distinct nodes: partition %d has two replicas on %q", ErrConstraint, p, ns[i].ID)
-			}
-			seen[dom[i]] = true
-			count[i]++
-		}
-		if len(seen) < need {
-			return fmt.Errorf("%w: distinct zones: partition %d spans %d zones, want %d", ErrConstraint, p, len(seen), need)
-		}
-	}
-	for i, c := range count {
-		if c > bound[i] {
-			return fmt.Errorf("%w: load bound: node %q holds %d replicas, above its bound of %d", ErrConstraint, ns[i].ID, c, bound[i])
-		}
-	}
-	for _, pin := range spec.Pins {
-		if got := ns[assign[pin.Partition*r]].ID; got != pin.Node {
-			return fmt.Errorf("%w: pin: partition %d's primary is %q, pinned to %q", ErrConstraint, pin.Partition, got, pin.Node)
-		}
-	}
-	return nil
+// stuck explains why partition p of class c found no zones.
+func (b *builder) stuck(c *class, p int) error {
+	return fmt.Errorf("%w: distinct zones: partition %d finds no zone with room among the %d it may use", ErrConstraint, p, len(c.domains))
 }

@@ -34,7 +34,8 @@ func ExampleNew() {
 }
 
 // Draining a node (weight 0) and adding one: the plan copies each
-// replica before it removes the old one, and moves primaries last.
+// replica before it removes the old one, and moves primaries last, in
+// batches whose steps may run at once.
 func ExamplePlanMoves() {
 	nodes := []chash.Node{
 		{ID: "a1", Weight: 1, Zone: "a"}, {ID: "a2", Weight: 1, Zone: "a"},
@@ -56,17 +57,17 @@ func ExamplePlanMoves() {
 	}
 	for _, st := range plan.Steps {
 		if st.Kind == shardmap.StepPromote {
-			fmt.Println(st.Kind, st.Partition, st.Node, "replacing", st.From)
+			fmt.Println("batch", st.Batch, st.Kind, st.Partition, st.Node, "replacing", st.From)
 		} else {
-			fmt.Println(st.Kind, st.Partition, st.Node)
+			fmt.Println("batch", st.Batch, st.Kind, st.Partition, st.Node)
 		}
 	}
-	fmt.Println(plan.Moves, "replicas copied")
+	fmt.Println(plan.Moves, "replicas copied in", len(plan.Batches), "batches")
 	// Output:
-	// add 1 a3
-	// promote 1 b1 replacing a2
-	// remove 1 a2
-	// add 3 a3
-	// remove 3 a2
-	// 2 replicas copied
+	// batch 0 add 0 a3
+	// batch 0 add 3 a3
+	// batch 0 remove 3 a2
+	// batch 1 promote 0 a3 replacing a2
+	// batch 2 remove 0 a2
+	// 2 replicas copied in 3 batches
 }

@@ -1,7 +1,6 @@
 package shardmap
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -25,39 +24,6 @@ var (
 	ErrInvalid = errors.New("shardmap: invalid shard map")
 )
 
-// Shard map limits.
-const (
-	maxMapPartitions = 1 << 20
-	maxMapReplicas   = 16
-	// DefaultLoadFactor is a shard map's load factor c unless its spec
-	// says otherwise: no node holds more than ceil(1.25·P·R·w/W) replicas.
-	DefaultLoadFactor = 1.25
-)
-
-// Spec is what a shard map must satisfy.
-type Spec struct {
-	// Partitions is P, the fixed number of partitions keys hash into,
-	// from 1 to 1<<20. It cannot change from one map to the next: every
-	// key would move.
-	Partitions int
-	// Replicas is R, the replicas per partition, from 1 to 16.
-	Replicas int
-	// LoadFactor is c: no node holds more than ceil(c·P·R·w/W) replicas,
-	// for its weight w and the total weight W. At least 1; 0 means
-	// DefaultLoadFactor.
-	LoadFactor float64
-	// Pins put partitions' primaries on given nodes.
-	Pins []Pin
-	// Seed seeds the xxhash64 of keys to partitions.
-	Seed uint64
-}
-
-// Pin places a partition's primary replica on a node.
-type Pin struct {
-	Partition int
-	Node      string
-}
-
 // Map is an explicit placement: P partitions, keys hashed into them,
 // each partition held by R replicas on nodes listed primary first. Unlike
 // the hash placers it is data: a control plane computes it with
@@ -65,21 +31,37 @@ type Pin struct {
 // the format is described at [Parse]) and every client loads the
 // same map, checked by its version and fingerprint.
 //
-// Every map satisfies, or was refused with an error wrapping ErrConstraint
-// that names the unmet one:
+// Every map built satisfies, or was refused with an error wrapping
+// ErrConstraint that names the unmet one:
 //   - a partition's replicas are on R distinct nodes;
 //   - they span min(R, z) zones, z the number of failure domains among the
-//     nodes of positive weight (a node without a Zone is its own domain);
-//   - no node holds more than ceil(c·P·R·w/W) replicas, and a node of
-//     weight 0 (draining, unlike the hash placers, where 0 means 1) holds
-//     none;
+//     nodes of positive weight it may use (a node without a Zone is its
+//     own domain), or, with ZoneReplicas, keep exactly the replicas each
+//     zone is given; partitions of a Residency range use only its zones;
+//   - no node holds more than its bound ceil(c·S), nor more than P: S is
+//     its share, P·R·w/W (for a spec with ZoneReplicas or Residency, the
+//     sum over the partitions that may use the node of the replicas their
+//     rule keeps in its zone class × w over the weight of the nodes they
+//     may use); a node of weight 0 (draining, unlike the hash placers,
+//     where 0 means 1) holds none;
 //   - every pinned partition's primary is its pin.
 //
-// Rebalancing keeps every replica of the previous map that does not break
-// a constraint, then fills the missing ones on the least loaded eligible
-// nodes, then moves replicas from nodes above their fair share P·R·w/W to
-// nodes below it (a node just added) until each holds at least the floor
-// of its share, where zones allow. Nothing moves otherwise.
+// Balance: a fresh build ([New]) gives every node its fair share of its
+// zone's replicas and of the primaries, rounded (see [Map.Loads]): the
+// zones share the replicas in proportion to weight, each capped at what a
+// zone can hold (one replica of each partition when partitions span R
+// zones: with R = 3 over 3 zones every zone holds P), and a zone's nodes
+// share its replicas by weight; primaries go by weight, capped by the
+// node's replicas. Rebalancing keeps every replica of the previous map
+// that breaks no constraint, fills the missing ones on the nodes furthest
+// below their share, and moves replicas from the nodes furthest above
+// their share to those more than the spec's Tolerance below it, within a
+// zone first, until every node is within the tolerance of what a fresh
+// build gives it, in replicas and primaries, where the constraints allow
+// ([Map.Distance] says how far the map is). It moves the least any map
+// within that tolerance moves: max(D, L+E), for D the replicas the nodes
+// below the tolerance lack, L the replicas lost with departed nodes and E
+// those the nodes above it hold beyond it.
 //
 // As a [Placer], a key's partition is ⌊h·P/2^64⌋ for h the key's xxhash64
 // with the spec's seed; Lookup returns the partition's primary and
@@ -88,36 +70,79 @@ type Pin struct {
 // allocation-free. A Map is immutable and safe for concurrent use.
 // The zero Map and a nil *Map have no partitions and no members: Lookup
 // returns the zero Node, AppendTopK appends nothing and Partition -1.
+//
+// An observed map ([Import]) records a placement found in a running
+// system and is checked only for its structure (R distinct members of
+// positive weight per partition): it may break the zone, bound and pin
+// constraints, and is a starting point for Rebalance and PlanMoves.
 type Map struct {
-	spec    Spec
-	version uint64
-	nodes   []chash.Node // every member, ascending by ID, drained ones too
-	live    []chash.Node // members of positive weight, ascending by ID
-	liveIdx []int32      // liveIdx[i] is the index in nodes of live[i]
-	seeds   []uint64
-	assign  []int32 // P·R indexes into nodes, partition by partition
-	hasher  hashing.XX
-	fp      uint64
+	spec     Spec
+	version  uint64
+	nodes    []chash.Node // every member, ascending by ID, drained ones too
+	live     []chash.Node // members of positive weight, ascending by ID
+	liveIdx  []int32      // liveIdx[i] is the index in nodes of live[i]
+	seeds    []uint64
+	assign   []int32 // P·R indexes into nodes, partition by partition
+	hasher   hashing.XX
+	fp       uint64
+	observed bool
 }
 
 var _ chash.Placer = (*Map)(nil)
 
-// New computes the first map (version 1) of nodes under spec. Each of the
-// P·R replicas picks among the n nodes with room, O(P·R·n) time and
-// O(P·R + n) memory: 50 ms for 16,384 partitions × 3 replicas over 64
-// nodes (BenchmarkNew). On fleets whose bounds leave little room, the
-// repairs that meet them grow faster than linearly in P (about 0.6 s at
-// 16,384 partitions for 12 nodes in 2 zones at c = 1.075).
+// New computes the first map (version 1) of nodes under spec: every node
+// holds exactly its fair share of replicas (see [Map]) and, but for rare
+// rounding across zones, of primaries. O(P·R·log R + n log n) time and
+// O(P·R + n) memory: 2^20 partitions × 3 replicas over 64 nodes in about
+// a second (BenchmarkScale).
 func New(nodes []chash.Node, spec Spec) (*Map, error) {
 	return buildShardMap(nil, nodes, spec)
 }
 
 // Rebalance computes the next map (version m.Version()+1) for nodes and
-// spec, moving as few replicas from m as the constraints and the balance
-// goal allow (see [Map]). Pass m.Spec() to keep the spec. The spec's
-// Partitions must equal m's. m is unchanged.
+// spec, moving as few replicas from m as the constraints and the spec's
+// Tolerance allow (see [Map]). Pass m.Spec() to keep the spec. The spec's
+// Partitions must equal m's; R, the load factor, the tolerance, pins,
+// zone replicas and residency may change. If m's replicas cannot all be
+// kept or moved within the new bounds, the result is a fresh build. m is
+// unchanged. O(P·R·log n).
 func (m *Map) Rebalance(nodes []chash.Node, spec Spec) (*Map, error) {
 	return buildShardMap(m, nodes, spec)
+}
+
+func buildShardMap(prev *Map, nodes []chash.Node, spec Spec) (*Map, error) {
+	ns, spec, err := checkMapInput(nodes, spec)
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil && prev.spec.Partitions != spec.Partitions {
+		return nil, fmt.Errorf("%w: rebalancing %d partitions into %d: the partition count cannot change (every key would move)", chash.ErrInvalidOption, prev.spec.Partitions, spec.Partitions)
+	}
+	l, err := newLayout(ns, spec)
+	if err != nil {
+		return nil, err
+	}
+	t, err := l.targets()
+	if err != nil {
+		return nil, err
+	}
+	var assign []int32
+	if prev != nil && !prev.empty() {
+		assign, _ = rebalance(l, t, prev)
+	}
+	if assign == nil {
+		if assign, err = build(l, t); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.checkMap(assign); err != nil {
+		return nil, err // a safety net: the steps above should never fail it
+	}
+	version := uint64(1)
+	if prev != nil {
+		version = prev.version + 1
+	}
+	return newMap(l, version, assign, false), nil
 }
 
 // Derive returns m rebalanced for nodes with m's spec, for [chash.Derive]:
@@ -148,6 +173,10 @@ func (m *Map) Version() uint64 {
 	return m.version
 }
 
+// Observed reports whether m records an observed placement ([Import]),
+// checked for its structure only.
+func (m *Map) Observed() bool { return m != nil && m.observed }
+
 // Checksum returns a 64-bit hash of the map's whole content, the
 // "fingerprint" field of its JSON form (see [Parse]); two maps with the
 // same checksum place every key identically.
@@ -169,14 +198,13 @@ func (m *Map) Fingerprint() string {
 	return digest.New().Str("shardmap").Num(m.fp).Sum("shardmap")
 }
 
-// Spec returns the spec the map was built with, its load factor resolved.
+// Spec returns the spec the map was built with, its defaults resolved
+// and its lists sorted.
 func (m *Map) Spec() Spec {
 	if m == nil {
 		return Spec{}
 	}
-	s := m.spec
-	s.Pins = slices.Clone(s.Pins)
-	return s
+	return cloneSpec(m.spec)
 }
 
 // Partitions returns P.
@@ -260,8 +288,8 @@ func (m *Map) AppendReplicas(dst []chash.Node, p int) []chash.Node {
 	return dst
 }
 
-// Load returns how many replicas node id holds, and its bound
-// ceil(c·P·R·w/W). Both are 0 for a draining or unknown node. O(P·R).
+// Load returns how many replicas node id holds, and its bound (see
+// [Map]). Both are 0 for a draining or unknown node. O(P·R).
 func (m *Map) Load(id string) (replicas, bound int) {
 	if m.empty() {
 		return 0, 0
@@ -275,7 +303,17 @@ func (m *Map) Load(id string) (replicas, bound int) {
 			replicas++
 		}
 	}
-	return replicas, mapBounds(m.spec, m.nodes)[i]
+	return replicas, m.layout().bound[i]
+}
+
+// layout rebuilds the layout of a map's nodes and spec, which loaded
+// without error when the map was made.
+func (m *Map) layout() *layout {
+	l, err := newLayout(m.nodes, m.spec)
+	if err != nil && l == nil {
+		l = &layout{spec: m.spec, nodes: m.nodes, bound: make([]int, len(m.nodes))}
+	}
+	return l
 }
 
 // Lookup returns the primary of key's partition.
@@ -318,97 +356,35 @@ func (m *Map) appendTopK(dst []chash.Node, p, k int) []chash.Node {
 		dst = place.Append(dst, &m.nodes[i])
 	}
 	ph := shardHash(p)
-	last := uint64(math.MaxUint64)
+	// Scores rank the others, highest first; equal scores (IDs of one
+	// hash) by index, lowest first.
+	lastScore, lastIdx := uint64(math.MaxUint64), -1
 	for n := r; n < k; n++ {
 		best, bi := uint64(0), -1
 		for i, s := range m.seeds {
 			sc := hashing.Mix64(ph ^ s)
-			if sc < last && (bi < 0 || sc > best) && !slices.Contains(reps, m.liveIdx[i]) {
+			after := sc < lastScore || sc == lastScore && i > lastIdx
+			if after && (bi < 0 || sc > best) && !slices.Contains(reps, m.liveIdx[i]) {
 				best, bi = sc, i
 			}
 		}
 		if bi < 0 {
-			break // colliding scores: unreachable in practice
+			break
 		}
-		dst, last = place.Append(dst, &m.live[bi]), best
+		dst, lastScore, lastIdx = place.Append(dst, &m.live[bi]), best, bi
 	}
 	return dst
 }
 
-// mapBounds returns each node's replica bound ceil(c·P·R·w/W).
-func mapBounds(s Spec, nodes []chash.Node) []int {
-	total := 0.0
-	for _, n := range nodes {
-		total += n.Weight
-	}
-	out := make([]int, len(nodes))
-	for i, n := range nodes {
-		if n.Weight > 0 {
-			// The tiny margin keeps an exact product from rounding up.
-			out[i] = int(math.Ceil(s.LoadFactor*float64(s.Partitions*s.Replicas)*n.Weight/total - 1e-9))
-		}
-	}
-	return out
-}
-
-// checkMapInput validates spec and nodes and returns the nodes sorted by
-// ID and the spec with its load factor resolved.
-func checkMapInput(nodes []chash.Node, spec Spec) ([]chash.Node, Spec, error) {
-	switch {
-	case spec.Partitions < 1 || spec.Partitions > maxMapPartitions:
-		return nil, spec, fmt.Errorf("%w: shard map of %d partitions: want 1 to %d", chash.ErrInvalidOption, spec.Partitions, maxMapPartitions)
-	case spec.Replicas < 1 || spec.Replicas > maxMapReplicas:
-		return nil, spec, fmt.Errorf("%w: shard map of %d replicas: want 1 to %d", chash.ErrInvalidOption, spec.Replicas, maxMapReplicas)
-	case spec.LoadFactor == 0:
-		spec.LoadFactor = DefaultLoadFactor
-	case !(spec.LoadFactor >= 1) || math.IsInf(spec.LoadFactor, 0):
-		return nil, spec, fmt.Errorf("%w: shard map load factor %v: want a finite value >= 1", chash.ErrInvalidOption, spec.LoadFactor)
-	}
-	if len(nodes) == 0 {
-		return nil, spec, fmt.Errorf("%w: shard map", chash.ErrNoNodes)
-	}
-	ns := slices.Clone(nodes)
-	for i, n := range ns {
-		switch {
-		case n.ID == "":
-			return nil, spec, fmt.Errorf("%w: node %d", chash.ErrEmptyID, i)
-		case n.Weight < 0 || math.IsNaN(n.Weight) || math.IsInf(n.Weight, 0) || n.Weight > 1e12:
-			return nil, spec, fmt.Errorf("%w: node %q has weight %v: a shard map accepts 0 (draining) to 1e12", chash.ErrInvalidWeight, n.ID, n.Weight)
-		}
-	}
-	slices.SortFunc(ns, byID)
-	for i := 1; i < len(ns); i++ {
-		if ns[i].ID == ns[i-1].ID {
-			return nil, spec, fmt.Errorf("%w: %q", chash.ErrDuplicateID, ns[i].ID)
-		}
-	}
-	pins := slices.Clone(spec.Pins)
-	slices.SortFunc(pins, func(a, b Pin) int { return a.Partition - b.Partition })
-	for i, p := range pins {
-		switch {
-		case p.Partition < 0 || p.Partition >= spec.Partitions:
-			return nil, spec, fmt.Errorf("%w: pin of partition %d: want 0 to %d", chash.ErrInvalidOption, p.Partition, spec.Partitions-1)
-		case i > 0 && pins[i-1].Partition == p.Partition:
-			return nil, spec, fmt.Errorf("%w: partition %d pinned twice", chash.ErrInvalidOption, p.Partition)
-		case indexByID(ns, p.Node) < 0:
-			return nil, spec, fmt.Errorf("%w: pin of partition %d to %q", chash.ErrUnknownNode, p.Partition, p.Node)
-		case ns[indexByID(ns, p.Node)].Weight == 0:
-			return nil, spec, fmt.Errorf("%w: pin: partition %d is pinned to %q, which is draining (weight 0)", ErrConstraint, p.Partition, p.Node)
-		}
-	}
-	spec.Pins = pins
-	return ns, spec, nil
-}
-
 // newMap assembles a map from checked parts and fingerprints it.
-func newMap(spec Spec, version uint64, nodes []chash.Node, assign []int32) *Map {
-	m := &Map{spec: spec, version: version, nodes: nodes, assign: assign,
-		hasher: hashing.XX{Seed: spec.Seed}}
-	for i, n := range nodes {
+func newMap(l *layout, version uint64, assign []int32, observed bool) *Map {
+	m := &Map{spec: l.spec, version: version, nodes: l.nodes, assign: assign, observed: observed,
+		hasher: hashing.XX{Seed: l.spec.Seed}}
+	for i, n := range l.nodes {
 		if n.Weight > 0 {
 			m.live = append(m.live, n)
 			m.liveIdx = append(m.liveIdx, int32(i))
-			m.seeds = append(m.seeds, m.hasher.Sum64String(n.ID))
+			m.seeds = append(m.seeds, l.seeds[i])
 		}
 	}
 	m.fp = m.fingerprint()
@@ -418,16 +394,3 @@ func newMap(spec Spec, version uint64, nodes []chash.Node, assign []int32) *Map 
 // shardHash is partition p's hash for the rendezvous orders of the map's
 // builder and of AppendTopK past R.
 func shardHash(p int) uint64 { return hashing.Mix64(uint64(p) + hashing.Phi) }
-
-// indexByID returns the position of the node with the given ID in nodes,
-// which are sorted by ID, or -1.
-func indexByID(nodes []chash.Node, id string) int {
-	i, ok := slices.BinarySearchFunc(nodes, id, func(n chash.Node, id string) int { return cmp.Compare(n.ID, id) })
-	if !ok {
-		return -1
-	}
-	return i
-}
-
-// byID orders nodes by ID.
-func byID(a, b chash.Node) int { return cmp.Compare(a.ID, b.ID) }

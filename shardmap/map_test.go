@@ -83,14 +83,15 @@ func mapViolation(m *shardmap.Map) error {
 }
 
 // replayPlan applies pl to from, checking the plan's guarantees at every
-// step, and that it ends at to.
-func replayPlan(t testing.TB, from, to *shardmap.Map, pl shardmap.Plan) {
+// step, serially and batch by batch, and that it ends at to, in to's
+// order.
+func replayPlan(t testing.TB, from, to *shardmap.Map, pl shardmap.Plan, sizes ...shardmap.PartitionSize) {
 	t.Helper()
 	bound := map[string]int{}
 	for _, m := range []*shardmap.Map{from, to} {
 		for _, n := range m.Members() {
-			_, b := m.Load(n.ID)
-			bound[n.ID] = max(bound[n.ID], b)
+			held, b := m.Load(n.ID)
+			bound[n.ID] = max(bound[n.ID], b, held)
 		}
 	}
 	state := make([][]string, from.Partitions())
@@ -103,45 +104,96 @@ func replayPlan(t testing.TB, from, to *shardmap.Map, pl shardmap.Plan) {
 	}
 	minLive := min(from.Replicas(), to.Replicas()) - 1
 	promoted := make([]string, len(state)) // the old primary, once promoted
-	adds := 0
-	for i, st := range pl.Steps {
-		p := st.Partition
-		reps := state[p]
-		if promoted[p] != "" && !(st.Kind == shardmap.StepRemove && st.Node == promoted[p]) {
-			t.Fatalf("step %d %+v: partition %d changed after its primary", i, st, p)
-		}
-		switch st.Kind {
-		case shardmap.StepAdd:
-			require.NotContains(t, reps, st.Node, "step %d", i)
-			state[p] = append(reps, st.Node)
-			count[st.Node]++
-			adds++
-			require.LessOrEqual(t, count[st.Node], bound[st.Node], "step %d %+v: node over its bound", i, st)
-		case shardmap.StepRemove:
-			j := slices.Index(reps, st.Node)
-			require.Greater(t, j, 0, "step %d %+v: the primary removed before a promotion", i, st)
-			state[p] = slices.Delete(reps, j, j+1)
-			count[st.Node]--
-			require.GreaterOrEqual(t, len(state[p]), minLive, "step %d %+v: too few live replicas", i, st)
-		case shardmap.StepPromote:
-			j := slices.Index(reps, st.Node)
-			require.Greater(t, j, 0, "step %d", i)
-			require.Equal(t, st.From, reps[0], "step %d", i)
-			reps[0], reps[j] = reps[j], reps[0]
-			promoted[p] = st.From
-			// Everything but the old primary's removal is done.
-			want := measure.IDs(to.AppendReplicas(nil, p))
-			for _, id := range reps {
-				require.True(t, id == st.From || slices.Contains(want, id), "step %d: promote before %s left", i, id)
+	promotedIn := make([]int, len(state))
+	adds, at := 0, 0
+	for b, batch := range pl.Batches {
+		steps := pl.Steps[at : at+batch.Steps]
+		at += batch.Steps
+		require.NotEmpty(t, steps, "batch %d", b)
+		// The batch's promises, from the state before it.
+		in, out, removes, touched := map[string]int{}, map[string]int{}, map[int]int{}, map[int]int{}
+		bytesIn, bytesOut := map[string]int64{}, map[string]int64{}
+		alone := map[int]bool{}
+		copies := 0
+		for _, st := range steps {
+			require.Equal(t, b, st.Batch, "step %+v", st)
+			p := st.Partition
+			touched[p]++
+			switch st.Kind {
+			case shardmap.StepAdd:
+				in[st.Node]++
+				out[state[p][0]]++
+				copies++
+				require.LessOrEqual(t, count[st.Node]+in[st.Node], bound[st.Node], "batch %d %+v: node over its bound", b, st)
+				if pl.Limits.CopiesIn > 0 {
+					require.LessOrEqual(t, in[st.Node], pl.Limits.CopiesIn, "batch %d: copies into %s", b, st.Node)
+				}
+				if pl.Limits.CopiesOut > 0 {
+					require.LessOrEqual(t, out[state[p][0]], pl.Limits.CopiesOut, "batch %d: copies out of %s", b, state[p][0])
+				}
+				if pl.Limits.BytesInFlight > 0 && len(sizes) > 0 {
+					size := sizes[p].Bytes
+					bytesIn[st.Node] += size
+					bytesOut[state[p][0]] += size
+					require.True(t, bytesIn[st.Node] <= pl.Limits.BytesInFlight || bytesIn[st.Node] == size, "batch %d: bytes into %s", b, st.Node)
+					require.True(t, bytesOut[state[p][0]] <= pl.Limits.BytesInFlight || bytesOut[state[p][0]] == size, "batch %d: bytes out of %s", b, state[p][0])
+				}
+			case shardmap.StepRemove:
+				removes[p]++
+				require.GreaterOrEqual(t, len(state[p])-removes[p], minLive, "batch %d %+v: too few live replicas", b, st)
+				if st.Node == promoted[p] {
+					require.Greater(t, b, promotedIn[p], "batch %d %+v: the old primary removed in its promotion's batch", b, st)
+				}
+			case shardmap.StepPromote, shardmap.StepOrder:
+				alone[p] = true
 			}
-			require.Subset(t, reps, want, "step %d: promote before every copy", i)
+		}
+		for p := range alone {
+			require.Equal(t, 1, touched[p], "batch %d: partition %d's promotion or order shares its batch", b, p)
+		}
+		require.Equal(t, copies, batch.Copies, "batch %d", b)
+		// The serial promises, step by step.
+		for i, st := range steps {
+			p := st.Partition
+			reps := state[p]
+			if promoted[p] != "" && !(st.Kind == shardmap.StepRemove && st.Node == promoted[p]) && st.Kind != shardmap.StepOrder {
+				t.Fatalf("batch %d step %d %+v: partition %d changed after its primary", b, i, st, p)
+			}
+			switch st.Kind {
+			case shardmap.StepAdd:
+				require.NotContains(t, reps, st.Node, "step %d", i)
+				state[p] = append(reps, st.Node)
+				count[st.Node]++
+				adds++
+				require.LessOrEqual(t, count[st.Node], bound[st.Node], "step %d %+v: node over its bound", i, st)
+			case shardmap.StepRemove:
+				j := slices.Index(reps, st.Node)
+				require.Greater(t, j, 0, "step %d %+v: the primary removed before a promotion", i, st)
+				state[p] = slices.Delete(reps, j, j+1)
+				count[st.Node]--
+				require.GreaterOrEqual(t, len(state[p]), minLive, "step %d %+v: too few live replicas", i, st)
+			case shardmap.StepPromote:
+				j := slices.Index(reps, st.Node)
+				require.Greater(t, j, 0, "step %d", i)
+				require.Equal(t, st.From, reps[0], "step %d", i)
+				reps[0], reps[j] = reps[j], reps[0]
+				promoted[p], promotedIn[p] = st.From, b
+				// Everything but the old primary's removal is done.
+				want := measure.IDs(to.AppendReplicas(nil, p))
+				for _, id := range reps {
+					require.True(t, id == st.From || slices.Contains(want, id), "step %d: promote before %s left", i, id)
+				}
+				require.Subset(t, reps, want, "step %d: promote before every copy", i)
+			case shardmap.StepOrder:
+				require.ElementsMatch(t, reps, st.Replicas, "step %d: order of other replicas", i)
+				state[p] = slices.Clone(st.Replicas)
+			}
 		}
 	}
+	require.Equal(t, len(pl.Steps), at, "the batches hold every step")
 	require.Equal(t, adds, pl.Moves)
 	for p := range state {
-		want := measure.IDs(to.AppendReplicas(nil, p))
-		require.Equal(t, want[0], state[p][0], "partition %d primary", p)
-		require.ElementsMatch(t, want, state[p], "partition %d", p)
+		require.Equal(t, measure.IDs(to.AppendReplicas(nil, p)), state[p], "partition %d, in order", p)
 	}
 }
 

@@ -2,6 +2,7 @@ package shardmap
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/keyplace/chash"
@@ -12,13 +13,19 @@ type StepKind uint8
 
 // The kinds of step.
 const (
-	// StepAdd copies partition Partition to node Node as a new replica.
+	// StepAdd copies partition Partition to node Node as a new replica,
+	// listed last.
 	StepAdd StepKind = iota + 1
 	// StepRemove drops node Node's replica of the partition.
 	StepRemove
 	// StepPromote makes Node, which holds a replica, the partition's
-	// primary in place of From. No data moves.
+	// primary in place of From, which takes Node's place in the list.
+	// No data moves.
 	StepPromote
+	// StepOrder lists the partition's replicas in the order of Replicas,
+	// the new map's: the order of secondaries, which a store may read as
+	// the order of failover. No data moves.
+	StepOrder
 )
 
 func (k StepKind) String() string {
@@ -29,6 +36,8 @@ func (k StepKind) String() string {
 		return "remove"
 	case StepPromote:
 		return "promote"
+	case StepOrder:
+		return "order"
 	}
 	return fmt.Sprintf("StepKind(%d)", uint8(k))
 }
@@ -39,13 +48,13 @@ func (k StepKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil
 
 // UnmarshalText decodes a kind from its name.
 func (k *StepKind) UnmarshalText(text []byte) error {
-	for _, c := range []StepKind{StepAdd, StepRemove, StepPromote} {
+	for _, c := range []StepKind{StepAdd, StepRemove, StepPromote, StepOrder} {
 		if c.String() == string(text) {
 			*k = c
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: step kind %q (want add, remove or promote)", chash.ErrInvalidOption, text)
+	return fmt.Errorf("%w: step kind %q (want add, remove, promote or order)", chash.ErrInvalidOption, text)
 }
 
 // Step is one operation of a move plan.
@@ -53,7 +62,10 @@ type Step struct {
 	Kind      StepKind `json:"kind"`
 	Partition int      `json:"partition"`
 	Node      string   `json:"node"`
-	From      string   `json:"from,omitempty"` // the previous primary, for StepPromote
+	From      string   `json:"from,omitempty"`     // the previous primary, for StepPromote
+	Replicas  []string `json:"replicas,omitempty"` // the replicas in order, for StepOrder
+	// Batch is the index of the batch the step belongs to.
+	Batch int `json:"batch"`
 }
 
 // PartitionSize is how much data a partition holds, for counting what a
@@ -62,43 +74,107 @@ type PartitionSize struct {
 	Bytes, Keys int64
 }
 
-// Plan is an ordered list of steps that turns one shard map into another.
-// Applied one at a time, in order:
+// Limits bound what a batch of a plan does on each node. The zero value
+// limits nothing: every step that may run runs in the first batch it can.
+type Limits struct {
+	// CopiesIn and CopiesOut bound the copies a node receives and sends
+	// in one batch; a copy is sent by the partition's primary, as a Kafka
+	// follower fetches from its leader. 0 means no limit.
+	CopiesIn  int `json:"copies_in,omitempty"`
+	CopiesOut int `json:"copies_out,omitempty"`
+	// BytesInFlight bounds the bytes a node receives, and those it sends,
+	// in one batch (a single partition larger than it runs alone). 0
+	// means no limit; it needs partition sizes to count.
+	BytesInFlight int64 `json:"bytes_in_flight,omitempty"`
+	// Throttle is the rate, in bytes a second, at which a node receives
+	// and sends the copies of a plan (Kafka's --throttle): it bounds no
+	// batch but gives each its duration. 0 means none.
+	Throttle int64 `json:"throttle,omitempty"`
+}
+
+// Batch is a summary of one batch of a plan.
+type Batch struct {
+	// Steps is how many of the plan's steps the batch holds: they are
+	// the next Steps after those of the batches before it.
+	Steps int `json:"steps"`
+	// Copies and Bytes count the replicas it copies and their data.
+	Copies int   `json:"copies"`
+	Bytes  int64 `json:"bytes"`
+	// PeakNodeBytes is the most bytes one node receives, or sends, in
+	// the batch: with a throttle, what sets its duration.
+	PeakNodeBytes int64 `json:"peak_node_bytes"`
+	// Seconds is PeakNodeBytes over the plan's Throttle: the batch's
+	// duration at that rate (0 without one).
+	Seconds float64 `json:"seconds,omitempty"`
+}
+
+// Plan is the steps that turn one shard map into another, in batches.
+// The steps of a batch may run at once, in any order, once every step of
+// the batches before it is done; run one at a time, in order, the steps
+// are a serial plan. Either way, at every moment:
 //   - every partition keeps at least min(R, R') - 1 live replicas (a
-//     replica is normally added before the one it replaces is removed);
-//   - no node holds more replicas than the larger of its bounds in the two
-//     maps;
-//   - a partition's primary changes last: its other moves come first, then
-//     the new primary's copy, then the promotion, then the old primary's
-//     removal.
+//     replica is normally added before the one it replaces is removed,
+//     and a batch removes only what the replicas live before it allow);
+//   - no node holds more replicas than the larger of its bounds in the
+//     two maps (a batch adds only what the room before it allows; for an
+//     observed map, at least what it holds);
+//   - a partition's primary changes last: its other moves come first,
+//     then the new primary's copy, then, in a later batch, the
+//     promotion, then, later still, the old primary's removal; then, if
+//     the order of its replicas is not the new map's, a StepOrder;
+//   - no batch exceeds the plan's Limits on any node.
+//
+// Replayed with these rules (StepAdd appends, StepRemove deletes,
+// StepPromote swaps the two nodes' places, StepOrder sets the order),
+// every partition ends with exactly the new map's replicas, in its order.
+// The number of batches is the plan's critical path: with a throttle its
+// duration is the sum of the batches' Seconds.
 type Plan struct {
 	Steps []Step `json:"steps"`
 	// Moves counts the replicas copied (StepAdd steps), Bytes and Keys
 	// the data they copy given the partition sizes.
-	Moves int   `json:"moves"`
-	Bytes int64 `json:"bytes"`
-	Keys  int64 `json:"keys"`
+	Moves   int     `json:"moves"`
+	Bytes   int64   `json:"bytes"`
+	Keys    int64   `json:"keys"`
+	Batches []Batch `json:"batches"`
+	Limits  Limits  `json:"limits"`
+	// Seconds is the plan's duration at the throttle: the sum of the
+	// batches' (0 without one).
+	Seconds float64 `json:"seconds,omitempty"`
 }
 
-// PlanMoves returns the plan from one map to the next. sizes, if not nil,
-// gives each partition's size (len(sizes) must be P). It fails with
-// ErrInvalidOption if the maps have different partition counts, and with
-// ErrConstraint if no order keeps the guarantees (a cycle of full nodes
-// that only a removal ahead of its copy would break, when that removal
-// would leave too few replicas). O(steps × P) in the worst case.
+// PlanMoves returns the plan from one map to the next with no limits: the
+// fewest batches. See PlanBatches.
 func PlanMoves(from, to *Map, sizes []PartitionSize) (Plan, error) {
+	return PlanBatches(from, to, sizes, Limits{})
+}
+
+// PlanBatches returns the plan from one map to the next in batches within
+// lim. sizes, if not nil, gives each partition's size (len(sizes) must be
+// P, each size at least 0, and their sum within 2^63/16). It fails with
+// ErrInvalidOption if the maps have different partition counts or a
+// limit or size is out of range, and with ErrConstraint if no order keeps
+// the guarantees (a cycle of full nodes that only a removal ahead of its
+// copy would break, when that removal would leave too few replicas).
+// O((P·R + S) log n + B·n) for S steps in B batches: each partition is
+// looked at when it can progress, or is let out of a node's queue of
+// waiters, never in every batch.
+func PlanBatches(from, to *Map, sizes []PartitionSize, lim Limits) (Plan, error) {
+	if from.empty() || to.empty() {
+		return Plan{}, fmt.Errorf("%w: plan from or to an empty shard map", chash.ErrInvalidOption)
+	}
 	if from.spec.Partitions != to.spec.Partitions {
 		return Plan{}, fmt.Errorf("%w: plan from %d partitions to %d", chash.ErrInvalidOption, from.spec.Partitions, to.spec.Partitions)
 	}
-	if sizes != nil && len(sizes) != from.spec.Partitions {
-		return Plan{}, fmt.Errorf("%w: %d partition sizes for %d partitions", chash.ErrInvalidOption, len(sizes), from.spec.Partitions)
+	if err := checkSizes(sizes, from.spec.Partitions, lim); err != nil {
+		return Plan{}, err
 	}
-	s := newScheduler(from, to)
+	s := newScheduler(from, to, sizes, lim)
 	if err := s.run(); err != nil {
 		return Plan{}, err
 	}
-	pl := Plan{Steps: s.out}
-	for _, st := range s.out {
+	pl := Plan{Steps: s.outSteps, Batches: s.batches, Limits: lim}
+	for _, st := range s.outSteps {
 		if st.Kind == StepAdd {
 			pl.Moves++
 			if sizes != nil {
@@ -107,48 +183,37 @@ func PlanMoves(from, to *Map, sizes []PartitionSize) (Plan, error) {
 			}
 		}
 	}
+	for i := range pl.Batches {
+		if lim.Throttle > 0 {
+			pl.Batches[i].Seconds = float64(pl.Batches[i].PeakNodeBytes) / float64(lim.Throttle)
+			pl.Seconds += pl.Batches[i].Seconds
+		}
+	}
 	return pl, nil
 }
 
-// scheduler orders each partition's steps under the plan's guarantees.
-type scheduler struct {
-	ops     [][]Step // pending steps of each partition, in order
-	live    []int    // live replicas of each partition
-	minLive int
-	count   map[string]int
-	bound   map[string]int
-	out     []Step
-}
-
-func newScheduler(from, to *Map) *scheduler {
-	s := &scheduler{ops: make([][]Step, from.spec.Partitions), live: make([]int, from.spec.Partitions),
-		minLive: min(from.spec.Replicas, to.spec.Replicas) - 1, count: map[string]int{}, bound: map[string]int{}}
-	for _, m := range []*Map{from, to} {
-		for i, b := range mapBounds(m.spec, m.nodes) {
-			s.bound[m.nodes[i].ID] = max(s.bound[m.nodes[i].ID], b)
+func checkSizes(sizes []PartitionSize, p int, lim Limits) error {
+	switch {
+	case lim.CopiesIn < 0 || lim.CopiesOut < 0 || lim.BytesInFlight < 0 || lim.Throttle < 0:
+		return fmt.Errorf("%w: plan limits %+v: want 0 (none) or more", chash.ErrInvalidOption, lim)
+	case sizes != nil && len(sizes) != p:
+		return fmt.Errorf("%w: %d partition sizes for %d partitions", chash.ErrInvalidOption, len(sizes), p)
+	}
+	const most = math.MaxInt64 / maxMapReplicas
+	var bytes, keys int64
+	for i, sz := range sizes {
+		if sz.Bytes < 0 || sz.Keys < 0 || sz.Bytes > most-bytes || sz.Keys > most-keys {
+			return fmt.Errorf("%w: partition %d size %+v: want sizes of 0 or more summing to at most %d", chash.ErrInvalidOption, i, sz, int64(most))
 		}
+		bytes += sz.Bytes
+		keys += sz.Keys
 	}
-	for _, i := range from.assign {
-		s.count[from.nodes[i].ID]++
-	}
-	for p := range s.ops {
-		o, n := replicaIDs(from.AppendReplicas(nil, p)), replicaIDs(to.AppendReplicas(nil, p))
-		s.live[p] = len(o)
-		s.ops[p] = partitionSteps(p, o, n)
-	}
-	return s
-}
-
-func replicaIDs(nodes []chash.Node) []string {
-	out := make([]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = n.ID
-	}
-	return out
+	return nil
 }
 
 // partitionSteps returns partition p's steps from replicas o to n:
-// secondary copies and removals interleaved, then the primary's change.
+// secondary copies and removals interleaved, then the primary's change,
+// then an order step if the result's order is not n's.
 func partitionSteps(p int, o, n []string) []Step {
 	var adds, removes, tail []Step
 	for _, id := range n[1:] {
@@ -179,70 +244,33 @@ func partitionSteps(p int, o, n []string) []Step {
 			steps = append(steps, removes[i])
 		}
 	}
-	return append(steps, tail...)
-}
-
-// run emits every partition's steps, sweeping over the partitions and
-// taking each one's next steps while they keep the guarantees. When a sweep
-// is stuck on full nodes, one removal is taken ahead of its copy.
-func (s *scheduler) run() error {
-	for pending := true; pending; {
-		pending = false
-		progress := false
-		for p := range s.ops {
-			for len(s.ops[p]) > 0 && s.ready(p, s.ops[p][0]) {
-				s.emit(p, 0)
-				progress = true
-			}
-			pending = pending || len(s.ops[p]) > 0
-		}
-		if pending && !progress && !s.unblock() {
-			return fmt.Errorf("%w: move plan: no order keeps every node within its bound and %d live replicas per partition", ErrConstraint, s.minLive)
-		}
+	steps = append(steps, tail...)
+	reps := slices.Clone(o)
+	for _, st := range steps {
+		reps = applyStep(reps, st)
 	}
-	return nil
+	if !slices.Equal(reps, n) {
+		steps = append(steps, Step{Kind: StepOrder, Partition: p, Replicas: slices.Clone(n)})
+	}
+	return steps
 }
 
-func (s *scheduler) ready(p int, st Step) bool {
+// applyStep returns a partition's replicas after st, by the plan's replay
+// rules.
+func applyStep(reps []string, st Step) []string {
 	switch st.Kind {
 	case StepAdd:
-		return s.count[st.Node] < s.bound[st.Node]
+		return append(reps, st.Node)
 	case StepRemove:
-		return s.live[p] > s.minLive
-	}
-	return true
-}
-
-func (s *scheduler) emit(p, j int) {
-	st := s.ops[p][j]
-	switch st.Kind {
-	case StepAdd:
-		s.count[st.Node]++
-		s.live[p]++
-	case StepRemove:
-		s.count[st.Node]--
-		s.live[p]--
-	}
-	s.out = append(s.out, st)
-	s.ops[p] = slices.Delete(s.ops[p], j, j+1)
-}
-
-// unblock takes a secondary's removal ahead of the copy a partition waits
-// on, where the partition's live replicas allow it.
-func (s *scheduler) unblock() bool {
-	for p, ops := range s.ops {
-		if len(ops) == 0 || s.live[p]-1 < s.minLive {
-			continue
+		if j := slices.Index(reps, st.Node); j >= 0 {
+			return slices.Delete(reps, j, j+1)
 		}
-		for j, st := range ops {
-			if st.Kind == StepPromote {
-				break // the old primary's removal stays last
-			}
-			if st.Kind == StepRemove {
-				s.emit(p, j)
-				return true
-			}
+	case StepPromote:
+		if j := slices.Index(reps, st.Node); j > 0 {
+			reps[0], reps[j] = reps[j], reps[0]
 		}
+	case StepOrder:
+		return append(reps[:0], st.Replicas...)
 	}
-	return false
+	return reps
 }
