@@ -310,6 +310,9 @@ func (b *builder) dealZone(k int, c *class, cp *classPlan, j int32, primSlots, s
 		primTok[x] = b.t.perClassPrimaries[k][i]
 		secTok[x] = b.t.perClass[k][i] - primTok[x]
 	}
+	if c.maxPer[d] > 1 {
+		return b.dealShared(k, cp, j, nodes, primTok, primSlots, secSlots)
+	}
 	balanceTokens(primTok, secTok, len(primSlots))
 	prims := primSlots[:0:0]
 	for _, x := range primSlots {
@@ -339,40 +342,78 @@ func (b *builder) dealZone(k int, c *class, cp *classPlan, j int32, primSlots, s
 	for y, x := range prims {
 		b.assign[int(cp.parts[x])*b.R] = deck[y]
 	}
-	if c.maxPer[d] <= 1 {
-		deck = tokens(nodes, secTok)
-		if len(deck) != len(secSlots) {
-			return b.tokensOff(d)
-		}
-		b.rnd.shuffle(deck)
-		for y, x := range secSlots {
-			b.put(int(cp.parts[x]), deck[y])
-		}
-		return nil
+	deck = tokens(nodes, secTok)
+	if len(deck) != len(secSlots) {
+		return b.tokensOff(d)
 	}
-	// Several replicas of a partition in this zone: distinct nodes, the
-	// largest remaining counts first, the partitions of most slots first.
+	b.rnd.shuffle(deck)
+	for y, x := range secSlots {
+		b.put(int(cp.parts[x]), deck[y])
+	}
+	return nil
+}
+
+// dealShared is level 2 for a zone that keeps several replicas of a
+// partition: each partition takes its slots' distinct nodes among those
+// of largest remaining count (ties at random), the partitions of most
+// slots first (Gale–Ryser's greedy again), then, if its primary is in the
+// zone, the one of its nodes with the most primaries left to take.
+func (b *builder) dealShared(k int, cp *classPlan, j int32, nodes []int32, primTok []int, primSlots, secSlots []int32) error {
+	l := b.l
+	total := make([]int, len(nodes))
+	for x, i := range nodes {
+		total[x] = b.t.perClass[k][i]
+	}
 	type run struct{ x, n int32 }
 	var runs []run
-	for _, x := range secSlots {
+	add := func(x int32) {
 		if len(runs) > 0 && runs[len(runs)-1].x == x {
 			runs[len(runs)-1].n++
 		} else {
 			runs = append(runs, run{x, 1})
 		}
 	}
+	pi, si := 0, 0 // merge the two lists, both in class order
+	for pi < len(primSlots) || si < len(secSlots) {
+		if si == len(secSlots) || pi < len(primSlots) && primSlots[pi] <= secSlots[si] {
+			add(primSlots[pi])
+			pi++
+		} else {
+			add(secSlots[si])
+			si++
+		}
+	}
 	slices.SortStableFunc(runs, func(a, bb run) int { return cmp.Compare(bb.n, a.n) })
-	q := newCounts(secTok)
+	q := newCounts(total)
 	buf := make([]int32, 0, b.R)
 	for _, r := range runs {
 		p := int(cp.parts[r.x])
-		skip := int32(-1)
-		if cp.pd[r.x] == j {
-			skip = int32(slices.Index(nodes, b.assign[p*b.R]))
+		buf = buf[:0]
+		pin, skip := l.pin(p), int32(-1)
+		if pin >= 0 && cp.pd[r.x] == j {
+			skip = int32(slices.Index(nodes, pin))
+			if q.cnt[skip] == 0 {
+				return fmt.Errorf("%w: pins: node %q is pinned to more partitions than its share allows", ErrConstraint, l.nodes[pin].ID)
+			}
+			q.dec(skip)
+			buf = append(buf, skip)
 		}
-		buf = q.top(buf[:0], int(r.n), skip, &b.rnd)
+		buf = q.top(buf, int(r.n)-len(buf), skip, &b.rnd)
 		if len(buf) < int(r.n) {
-			return fmt.Errorf("%w: distinct nodes: zone %q cannot hold %d replicas of partition %d on distinct nodes within the targets", ErrConstraint, l.domZone[d], r.n, p)
+			return fmt.Errorf("%w: distinct nodes: zone %q cannot hold %d replicas of partition %d on distinct nodes within the targets", ErrConstraint, l.domZone[l.dom[nodes[0]]], r.n, p)
+		}
+		if cp.pd[r.x] == j {
+			best := 0
+			if skip < 0 {
+				for y := range buf {
+					if primTok[buf[y]] > primTok[buf[best]] {
+						best = y
+					}
+				}
+			}
+			primTok[buf[best]]--
+			b.assign[p*b.R] = nodes[buf[best]]
+			buf = slices.Delete(buf, best, best+1)
 		}
 		for _, y := range buf {
 			b.put(p, nodes[y])

@@ -134,6 +134,7 @@ func buildShardMap(prev *Map, nodes []chash.Node, spec Spec) (*Map, error) {
 		if assign, err = build(l, t); err != nil {
 			return nil, err
 		}
+		polishPrimaries(l, t, assign)
 	}
 	if err := l.checkMap(assign); err != nil {
 		return nil, err // a safety net: the steps above should never fail it

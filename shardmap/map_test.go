@@ -2,6 +2,7 @@ package shardmap_test
 
 import (
 	"bytes"
+	"maps"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,25 +36,55 @@ func verifyMap(t testing.TB, m *shardmap.Map) {
 	}
 }
 
-// mapViolation returns the first broken constraint of m, or nil.
+// mapViolation returns the first broken constraint of m, or nil, checked
+// from the constraints as Map and Spec state them.
 func mapViolation(m *shardmap.Map) error {
 	spec, members := m.Spec(), m.Members()
-	total := 0.0
-	domains := map[string]bool{}
-	for _, n := range members {
-		total += n.Weight
-		if n.Weight > 0 {
-			domains[measure.DomainOf(n)] = true
+	// The rule of partition p: its zones (nil: any), the zones it must
+	// span, and the replicas each zone must keep (ZoneReplicas).
+	type rule struct {
+		zones []string
+		exact map[string]int
+		from  int
+		to    int
+	}
+	rules := []rule{{from: 0, to: spec.Partitions}}
+	if len(spec.ZoneReplicas) > 0 {
+		rules[0].exact = map[string]int{}
+		for _, z := range spec.ZoneReplicas {
+			rules[0].exact[z.Zone] = z.Replicas
+			rules[0].zones = append(rules[0].zones, z.Zone)
 		}
 	}
+	for _, r := range spec.Residency {
+		rules = append(rules, rule{zones: r.Zones, from: r.From, to: r.To})
+	}
+	ruleOf := func(p int) rule {
+		for _, r := range rules[1:] {
+			if r.from <= p && p < r.to {
+				return r
+			}
+		}
+		return rules[0]
+	}
+	allowed := func(r rule, n chash.Node) bool { return r.zones == nil || slices.Contains(r.zones, n.Zone) && n.Zone != "" }
+	need := func(r rule) int {
+		domains := map[string]bool{}
+		for _, n := range members {
+			if n.Weight > 0 && allowed(r, n) {
+				domains[measure.DomainOf(n)] = true
+			}
+		}
+		return min(spec.Replicas, len(domains))
+	}
 	count := map[string]int{}
-	need := min(spec.Replicas, len(domains))
 	for p := 0; p < spec.Partitions; p++ {
+		r := ruleOf(p)
 		reps := m.AppendReplicas(nil, p)
 		if len(reps) != spec.Replicas {
 			return fmt.Errorf("partition %d has %d replicas", p, len(reps))
 		}
-		zones := map[string]bool{}
+		zones, perZone := map[string]bool{}, map[string]int{}
 		for i, n := range reps {
 			if n.Weight == 0 {
 				return fmt.Errorf("partition %d on draining %s", p, n.ID)
@@ -61,15 +92,23 @@ func mapViolation(m *shardmap.Map) error {
 			if slices.ContainsFunc(reps[:i], func(o chash.Node) bool { return o.ID == n.ID }) {
 				return fmt.Errorf("partition %d twice on %s", p, n.ID)
 			}
+			if !allowed(r, n) {
+				return fmt.Errorf("partition %d on %s, outside its zones %v", p, n.ID, r.zones)
+			}
 			zones[measure.DomainOf(n)] = true
+			perZone[n.Zone]++
 			count[n.ID]++
 		}
-		if len(zones) < need {
-			return fmt.Errorf("partition %d spans %d zones, want %d", p, len(zones), need)
+		if r.exact != nil {
+			if !maps.Equal(r.exact, perZone) {
+				return fmt.Errorf("partition %d keeps %v per zone, want %v", p, perZone, r.exact)
+			}
+		} else if len(zones) < need(r) {
+			return fmt.Errorf("partition %d spans %d zones, want %d", p, len(zones), need(r))
 		}
 	}
 	for _, n := range members {
-		bound := math.Ceil(spec.LoadFactor*float64(spec.Partitions*spec.Replicas)*n.Weight/total - 1e-9)
+		bound := shareBound(spec, members, n)
 		if float64(count[n.ID]) > bound {
 			return fmt.Errorf("%s holds %d, bound %v", n.ID, count[n.ID], bound)
 		}
@@ -80,6 +119,40 @@ func mapViolation(m *shardmap.Map) error {
 		}
 	}
 	return nil
+}
+
+// shareBound is node n's bound as Map states it: ceil(c·S), at most P.
+func shareBound(spec shardmap.Spec, members []chash.Node, n chash.Node) float64 {
+	total, zone := 0.0, map[string]float64{}
+	for _, o := range members {
+		total += o.Weight
+		zone[o.Zone] += o.Weight
+	}
+	var share float64
+	switch {
+	case len(spec.ZoneReplicas) > 0:
+		for _, z := range spec.ZoneReplicas {
+			if z.Zone == n.Zone {
+				share = float64(spec.Partitions*z.Replicas) * n.Weight / zone[n.Zone]
+			}
+		}
+	case len(spec.Residency) > 0:
+		rest := spec.Partitions
+		for _, r := range spec.Residency {
+			rest -= r.To - r.From
+			if slices.Contains(r.Zones, n.Zone) && n.Zone != "" {
+				w := 0.0
+				for _, z := range r.Zones {
+					w += zone[z]
+				}
+				share += float64((r.To-r.From)*spec.Replicas) * n.Weight / w
+			}
+		}
+		share += float64(rest*spec.Replicas) * n.Weight / total
+	default:
+		share = float64(spec.Partitions*spec.Replicas) * n.Weight / total
+	}
+	return min(math.Ceil(spec.LoadFactor*share-1e-9), float64(spec.Partitions))
 }
 
 // replayPlan applies pl to from, checking the plan's guarantees at every

@@ -95,8 +95,11 @@ func rebalance(l *layout, t *targets, prev *Map) (assign []int32, ok bool) {
 		rb.applyPin(p)
 		rb.fixRules(p)
 	}
-	rb.shed()
 	rb.buildHeaps()
+	for v := range rb.cnt {
+		rb.lower(int32(v), rb.l.bound[v], true) // straight to nodes with room
+	}
+	rb.shed()
 	if !rb.fillAll() {
 		return nil, false
 	}
@@ -115,10 +118,29 @@ func rebalance(l *layout, t *targets, prev *Map) (assign []int32, ok bool) {
 		}
 	}
 	for v := range rb.cnt {
-		rb.lower(int32(v))
+		rb.lower(int32(v), rb.high[v], false)
 	}
 	rb.balancePrimaries()
 	return rb.slot, true
+}
+
+// polishPrimaries brings a fresh build's primaries to their targets
+// exactly, where chains of promotions can: the zone-level greedy of a
+// build may leave a few off.
+func polishPrimaries(l *layout, t *targets, assign []int32) {
+	rb := newRebalancer(l, t)
+	rb.tol = 0
+	off := false
+	for sl, i := range assign {
+		rb.set(sl, i)
+	}
+	for i := range rb.prim {
+		off = off || rb.prim[i] != t.primaries[i]
+	}
+	if off {
+		rb.balancePrimaries()
+		copy(assign, rb.slot)
+	}
 }
 
 // set puts node i in slot sl.
@@ -324,36 +346,49 @@ func (rb *rebalancer) shed() {
 	}
 }
 
-// lower moves replicas from node v, above its window, to the eligible
-// nodes furthest below their targets that are below their windows' tops:
-// primaries first while v has more than its share of them.
-func (rb *rebalancer) lower(v int32) {
+// lower moves replicas from node v until it holds at most top, each to
+// the eligible node furthest below its target that has room (below its
+// window's top unless anyRoom): primaries first while v has more than its
+// share of them. When no node below its window's top can take one, a node
+// at the top takes it and is lowered at once in turn, up to three links
+// down: a chain through nodes that share no partition.
+func (rb *rebalancer) lower(v int32, top int, anyRoom bool) { rb.lowerChain(v, top, anyRoom, 0) }
+
+func (rb *rebalancer) lowerChain(v int32, top int, anyRoom bool, depth int) {
 	var buf [maxMapReplicas]int32
-	receiver := func(sl int) int32 {
+	receiver := func(sl int, slack int) int32 {
 		p := sl / rb.R
 		if sl%rb.R == 0 && rb.l.pin(p) == v {
 			return -1
 		}
 		reps := buf[:0]
 		for _, i := range rb.reps(p) {
-			if i != v {
+			if i != v && i >= 0 {
 				reps = append(reps, i)
 			}
 		}
-		if to := rb.bestFor(p, reps); to >= 0 && rb.cnt[to] < rb.high[to] {
+		if to := rb.bestFor(p, reps); to >= 0 && (anyRoom || rb.cnt[to] < rb.high[to]+slack) {
 			return to
 		}
 		return -1
 	}
-	for rb.cnt[v] > rb.high[v] {
-		sl := rb.pickSlot(v, rb.prim[v] > rb.t.primaries[v], func(sl int) bool { return receiver(sl) >= 0 })
+	for rb.cnt[v] > top {
+		slack := 0
+		sl := rb.pickSlot(v, rb.prim[v] > rb.t.primaries[v], func(sl int) bool { return receiver(sl, 0) >= 0 })
+		if sl < 0 && !anyRoom && depth < 3 {
+			slack = 1
+			sl = rb.pickSlot(v, rb.prim[v] > rb.t.primaries[v], func(sl int) bool { return receiver(sl, 1) >= 0 })
+		}
 		if sl < 0 {
 			return
 		}
-		to := receiver(sl)
+		to := receiver(sl, slack)
 		rb.clear(sl)
 		rb.set(sl, to)
 		rb.lost[sl/rb.R] = false
+		if rb.cnt[to] > rb.high[to] {
+			rb.lowerChain(to, rb.high[to], false, depth+1)
+		}
 	}
 }
 
@@ -467,13 +502,55 @@ func (rb *rebalancer) fillAll() bool {
 			}
 			buf = rb.held(p, buf)
 			i := rb.bestFor(p, buf)
-			if i < 0 {
+			if i < 0 && !rb.repair(p, j, buf) {
 				return false
 			}
-			rb.set(p*rb.R+j, i)
+			if i >= 0 {
+				rb.set(p*rb.R+j, i)
+			}
 		}
 	}
 	return true
+}
+
+// repair fills hole j of partition p, held by reps, when every node that
+// may take it is at its bound: one such node x hands a replica of another
+// partition to a node with room, then takes the hole. It reports whether
+// it found such an x. O(n + the slots scanned).
+func (rb *rebalancer) repair(p, j int, reps []int32) bool {
+	c := &rb.l.classes[rb.l.classOf(p)]
+	var buf [maxMapReplicas]int32
+	for _, d := range c.domains {
+		for _, x := range rb.l.domNodes[d] {
+			if rb.cnt[x] == 0 || slices.Contains(reps, x) || !rb.fits(c, reps, x) {
+				continue
+			}
+			receiver := func(sl int) int32 {
+				q := sl / rb.R
+				if q == p || sl%rb.R == 0 && rb.l.pin(q) == x {
+					return -1
+				}
+				others := buf[:0]
+				for _, i := range rb.reps(q) {
+					if i != x && i >= 0 {
+						others = append(others, i)
+					}
+				}
+				return rb.bestFor(q, others)
+			}
+			sl := rb.pickSlot(x, false, func(sl int) bool { return receiver(sl) >= 0 })
+			if sl < 0 {
+				continue
+			}
+			y := receiver(sl)
+			rb.clear(sl)
+			rb.set(sl, y)
+			rb.lost[sl/rb.R] = false
+			rb.set(p*rb.R+j, x)
+			return true
+		}
+	}
+	return false
 }
 
 // bestFor returns the node furthest below its target, with room, that may
@@ -550,8 +627,13 @@ func (rb *rebalancer) choosePrimary(p int) {
 // the nodes of its zone furthest above their targets, then, while its
 // zone holds less than the zone's targets, from other zones' (a donor in
 // a zone above its targets may then drop one below its window; a later
-// pass raises it from its zone-mates). It reports whether it moved any.
-func (rb *rebalancer) raise(u int32) bool {
+// pass raises it from its zone-mates). A donor left below its window is
+// raised at once, from elsewhere, up to three links down: a chain of
+// moves through nodes that share no partition. It reports whether it
+// moved any.
+func (rb *rebalancer) raise(u int32) bool { return rb.raiseChain(u, 0) }
+
+func (rb *rebalancer) raiseChain(u int32, depth int) bool {
 	d := rb.l.dom[u]
 	if d < 0 || rb.cnt[u] >= rb.low[u] {
 		return false
@@ -560,9 +642,23 @@ func (rb *rebalancer) raise(u int32) bool {
 	moved := false
 	for rb.cnt[u] < rb.low[u] {
 		v := rb.donor(&rb.overNodes[d], u, tried, 0)
-		if v < 0 && rb.overDomKey[d] < 0 {
-			if v = rb.crossDonor(d, u, tried, 0); v < 0 {
-				v = rb.crossDonor(d, u, tried, 1)
+		if short := rb.overDomKey[d] < 0; v < 0 && short {
+			// Other zones: those above their targets first, then any
+			// donor above its window, then donors at its bottom (a later
+			// pass raises them from their zone-mates); at last a
+			// zone-mate at its bottom, to be raised across zones.
+			for _, try := range []struct {
+				cross, anyZone bool
+				slack          int
+			}{{true, false, 0}, {true, true, 0}, {true, true, 1}, {false, false, 1}} {
+				if try.cross {
+					v = rb.crossDonor(d, u, tried, try.anyZone, try.slack)
+				} else {
+					v = rb.donor(&rb.overNodes[d], u, tried, try.slack)
+				}
+				if v >= 0 {
+					break
+				}
 			}
 		}
 		if v < 0 {
@@ -570,6 +666,9 @@ func (rb *rebalancer) raise(u int32) bool {
 		}
 		if rb.donate(v, u) {
 			moved = true
+			if rb.cnt[v] < rb.low[v] && depth < 3 {
+				rb.raiseChain(v, depth+1)
+			}
 		} else {
 			tried = append(tried, v)
 		}
@@ -602,14 +701,14 @@ func (rb *rebalancer) donor(h *heap, u int32, tried []int32, slack int) int32 {
 	return found
 }
 
-// crossDonor returns a donor in another zone whose total is above its
-// targets', or -1.
-func (rb *rebalancer) crossDonor(d, u int32, tried []int32, slack int) int32 {
+// crossDonor returns a donor in another zone, one whose total is above
+// its targets' unless anyZone, or -1.
+func (rb *rebalancer) crossDonor(d, u int32, tried []int32, anyZone bool, slack int) int32 {
 	var parked []int32
 	found := int32(-1)
 	for {
 		e := rb.overDoms.top()
-		if e < 0 || rb.overDomKey[e] <= 0 {
+		if e < 0 || !anyZone && rb.overDomKey[e] <= 0 {
 			break
 		}
 		if e != d {
@@ -666,51 +765,98 @@ func (rb *rebalancer) canReplace(sl int, u int32, buf []int32) bool {
 }
 
 // balancePrimaries promotes replicas until every node is within the
-// tolerance of its share of primaries, or no promotion helps: a node with
-// too few takes the primary of a partition it holds whose primary has
-// more than its share; a node with too many hands one to a secondary
-// with fewer than its share.
+// tolerance of its share of primaries, or no promotion helps: a node u
+// with too few takes a primary from a node with too many along the
+// shortest chain of promotions (u takes the primary of a partition whose
+// primary v takes in turn another's, ...: each node of the chain but the
+// ends keeps its count), found by a breadth-first search over the nodes;
+// a node with too many hands one over the same way. Each search is
+// O(P·R), and the searches stop after a budget of max(64·P·R, 2^22)
+// slots scanned.
 func (rb *rebalancer) balancePrimaries() {
 	q := rb.t.primaries
+	over := func(v int32) bool { return rb.prim[v] > q[v] }
+	under := func(v int32) bool { return rb.prim[v] < q[v] }
+	budget := max(64*len(rb.slot), 1<<22)
 	for range 4 {
 		moved := false
 		for u := range rb.prim {
-			for rb.prim[u] < q[u]-rb.tol {
-				sl := rb.pickSlot(int32(u), false, func(sl int) bool {
-					p := sl / rb.R
-					v := rb.slot[p*rb.R]
-					return sl%rb.R != 0 && rb.l.pin(p) < 0 && rb.prim[v] > q[v]
-				})
-				if sl < 0 || sl%rb.R == 0 {
-					break
-				}
-				rb.swap(sl-sl%rb.R, sl)
+			for budget > 0 && rb.prim[u] < q[u]-rb.tol && rb.promoteChain(int32(u), over, true, &budget) {
 				moved = true
 			}
-			for rb.prim[u] > q[u]+rb.tol {
-				var to int
-				sl := rb.pickSlot(int32(u), true, func(sl int) bool {
-					p := sl / rb.R
-					if sl%rb.R != 0 || rb.l.pin(p) >= 0 {
-						return false
-					}
-					to = -1
-					for j := 1; j < rb.R; j++ {
-						if w := rb.slot[sl+j]; rb.prim[w] < q[w] && (to < 0 || q[w]-rb.prim[w] > q[rb.slot[to]]-rb.prim[rb.slot[to]]) {
-							to = sl + j
-						}
-					}
-					return to >= 0
-				})
-				if sl < 0 || sl%rb.R != 0 {
-					break
-				}
-				rb.swap(sl, to)
+			for budget > 0 && rb.prim[u] > q[u]+rb.tol && rb.promoteChain(int32(u), under, false, &budget) {
 				moved = true
 			}
 		}
 		if !moved {
 			return
 		}
+	}
+}
+
+// promoteChain finds the shortest chain of promotions that gives node u
+// one more primary (into) or one fewer (!into) and takes one from, or
+// gives one to, a node that end accepts, and applies it. It reports
+// whether it found one. Pinned primaries never move.
+func (rb *rebalancer) promoteChain(u int32, end func(int32) bool, into bool, budget *int) bool {
+	n := len(rb.cnt)
+	via := make([]int32, n) // the slot that links each node reached to its parent
+	for i := range via {
+		via[i] = -1
+	}
+	parent := make([]int32, n)
+	queue := []int32{u}
+	via[u] = -2
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		for _, sl := range rb.hold[x] {
+			*budget--
+			p := int(sl) / rb.R
+			if rb.l.pin(p) >= 0 || (int(sl)%rb.R == 0) == into {
+				continue // into: x must be a secondary; out: x the primary
+			}
+			var y int32
+			var link int32
+			if into {
+				y, link = rb.slot[p*rb.R], sl // y, the primary, would hand it to x
+				if via[y] != -1 {
+					continue
+				}
+				via[y], parent[y] = link, x
+				if end(y) {
+					rb.applyChain(y, u, via, parent)
+					return true
+				}
+				queue = append(queue, y)
+				continue
+			}
+			for j := 1; j < rb.R; j++ {
+				y, link = rb.slot[p*rb.R+j], int32(p*rb.R+j) // x would hand it to y
+				if via[y] != -1 {
+					continue
+				}
+				via[y], parent[y] = link, x
+				if end(y) {
+					rb.applyChain(y, u, via, parent)
+					return true
+				}
+				queue = append(queue, y)
+			}
+		}
+		if *budget <= 0 {
+			return false
+		}
+	}
+	return false
+}
+
+// applyChain promotes along the chain from y back to u: each link is the
+// slot of a secondary that becomes its partition's primary.
+func (rb *rebalancer) applyChain(y, u int32, via, parent []int32) {
+	for y != u {
+		sl := int(via[y])
+		rb.swap(sl-sl%rb.R, sl)
+		y = parent[y]
 	}
 }
