@@ -2,10 +2,10 @@ package shardmap_test
 
 import (
 	"bytes"
-	"maps"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand"
 	"slices"
@@ -67,7 +67,9 @@ func mapViolation(m *shardmap.Map) error {
 		}
 		return rules[0]
 	}
-	allowed := func(r rule, n chash.Node) bool { return r.zones == nil || slices.Contains(r.zones, n.Zone) && n.Zone != "" }
+	allowed := func(r rule, n chash.Node) bool {
+		return r.zones == nil || slices.Contains(r.zones, n.Zone) && n.Zone != ""
+	}
 	need := func(r rule) int {
 		domains := map[string]bool{}
 		for _, n := range members {
