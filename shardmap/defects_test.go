@@ -283,32 +283,30 @@ func TestParseExactFields(t *testing.T) {
 }
 
 // minimumMoves returns the least number of replicas any map within the
-// tolerance of after's targets moves from m: max(D, L+E), for D the
-// replicas the nodes below target−tolerance lack, L the replicas m holds
-// on nodes that after drains or drops (or beyond R), E those above
-// target+tolerance (see Map).
+// tolerance of after's targets copies from m: max(D, L+E), for D the
+// replicas the nodes below target−tolerance lack, L the replicas after
+// must place that m holds on no node of after within its bound, E those
+// above target+tolerance (see Map). It checks that Moved agrees.
 func minimumMoves(t testing.TB, m, after *shardmap.Map) int {
 	t.Helper()
 	loads, err := after.Loads(nil)
 	require.NoError(t, err)
 	before, _ := counts(m)
 	tol := after.Spec().Tolerance
-	total := 0
-	for _, c := range before {
-		total += c
-	}
-	kept := 0
-	d, e := 0, 0
+	kept, d, e := 0, 0, 0
 	for _, n := range loads {
-		c := before[n.ID]
 		if n.Weight == 0 {
 			continue
 		}
-		c = min(c, n.Bound)
+		c := min(before[n.ID], n.Bound)
 		kept += c
 		d += max(0, n.Target-tol-c)
-		e += max(0, c-n.Target-tol)
+		e += max(0, c-min(n.Target+tol, n.Bound))
 	}
-	lost := max(0, min(total, after.Partitions()*after.Replicas())-kept)
-	return max(d, lost+e)
+	least := max(d, after.Partitions()*after.Replicas()-kept+e)
+	mv, got, err := shardmap.Moved(m, after)
+	require.NoError(t, err)
+	require.Equal(t, least, got, "Moved's minimum")
+	require.Equal(t, moved(m, after), mv, "Moved's count")
+	return least
 }

@@ -2,6 +2,7 @@ package shardmap
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/keyplace/chash"
 )
@@ -40,18 +41,25 @@ func (m *Map) Loads(sizes []PartitionSize) ([]NodeLoad, error) {
 	if err := checkSizes(sizes, m.spec.Partitions, Limits{}); err != nil {
 		return nil, err
 	}
-	l, err := newLayout(m.nodes, m.spec)
+	out, err := m.loads(sizes)
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// loads is Loads of checked sizes; the loads come without targets, and
+// with the error, when the spec has no fair shares for the members.
+func (m *Map) loads(sizes []PartitionSize) ([]NodeLoad, error) {
+	l := m.layout()
 	t, err := l.targets()
-	if err != nil {
-		return nil, err
-	}
 	out := make([]NodeLoad, len(m.nodes))
 	for i, n := range m.nodes {
-		out[i] = NodeLoad{ID: n.ID, Zone: n.Zone, Weight: n.Weight, Target: t.replicas[i], TargetPrimaries: t.primaries[i],
-			Fair: t.fair[i], FairPrimaries: t.fairPrimaries[i], Bound: l.bound[i]}
+		out[i] = NodeLoad{ID: n.ID, Zone: n.Zone, Weight: n.Weight, Bound: l.bound[i]}
+		if err == nil {
+			out[i].Target, out[i].TargetPrimaries = t.replicas[i], t.primaries[i]
+			out[i].Fair, out[i].FairPrimaries = t.fair[i], t.fairPrimaries[i]
+		}
 	}
 	r := m.spec.Replicas
 	for p := 0; p < m.spec.Partitions; p++ {
@@ -65,7 +73,53 @@ func (m *Map) Loads(sizes []PartitionSize) ([]NodeLoad, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, err
+}
+
+// Moved returns how many replicas the move from one map to the other
+// copies, and the least that any map within to's tolerance of to's fair
+// shares would copy from from: max(D, L+E), for D the replicas the nodes
+// below target−tolerance lack, E those the nodes above target+tolerance
+// hold beyond it, and L the replicas to must place that from holds on no
+// node of to within its bound (negative when R shrinks). A rebalance moves
+// the minimum unless the zones make a replica move twice; moved ÷ minimum
+// is how close it came. It fails with ErrInvalidOption if the maps have
+// different partition counts, and with ErrConstraint if to's spec has no
+// fair shares for its members. O(P·R + n log n).
+func Moved(from, to *Map) (moved, minimum int, err error) {
+	if from.empty() || to.empty() || from.spec.Partitions != to.spec.Partitions {
+		return 0, 0, fmt.Errorf("%w: moves between shard maps of %d and %d partitions", chash.ErrInvalidOption, from.Partitions(), to.Partitions())
+	}
+	loads, err := to.Loads(nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	before := map[string]int{}
+	for _, i := range from.assign {
+		before[from.nodes[i].ID]++
+	}
+	tol := to.spec.Tolerance
+	kept, d, e := 0, 0, 0
+	for _, n := range loads {
+		if n.Weight == 0 {
+			continue
+		}
+		c := min(before[n.ID], n.Bound)
+		kept += c
+		d += max(0, n.Target-tol-c)
+		e += max(0, c-min(n.Target+tol, n.Bound))
+	}
+	rf, rt := from.spec.Replicas, to.spec.Replicas
+	for p := 0; p < to.spec.Partitions; p++ {
+		old := from.assign[p*rf : p*rf+rf]
+		for _, i := range to.assign[p*rt : p*rt+rt] {
+			id := to.nodes[i].ID
+			if !slices.ContainsFunc(old, func(j int32) bool { return from.nodes[j].ID == id }) {
+				moved++
+			}
+		}
+	}
+	return moved, max(d, to.spec.Partitions*rt-kept+e), nil
 }
 
 // Distance returns how far m is from a fresh build of its members and
@@ -93,6 +147,16 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// Check returns the first constraint m breaks, wrapping ErrConstraint, or
+// nil: always nil for a map built by New or Rebalance; for an observed map
+// ([Import]), what a rebalance must fix. O(P·R + n).
+func (m *Map) Check() error {
+	if m.empty() {
+		return nil
+	}
+	return m.layout().checkMap(m.assign)
 }
 
 // Import records a placement observed in a running system (a Kafka

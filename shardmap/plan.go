@@ -1,6 +1,7 @@
 package shardmap
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -138,9 +139,28 @@ type Plan struct {
 	Keys    int64   `json:"keys"`
 	Batches []Batch `json:"batches"`
 	Limits  Limits  `json:"limits"`
+	// Nodes is every member of either map, in ascending ID order: its
+	// load before and after, and the steps that touch it.
+	Nodes []NodeChange `json:"nodes"`
 	// Seconds is the plan's duration at the throttle: the sum of the
 	// batches' (0 without one).
 	Seconds float64 `json:"seconds,omitempty"`
+}
+
+// NodeChange is one node's part in a plan.
+type NodeChange struct {
+	ID string `json:"id"`
+	// Before and After are its loads in the two maps (zero where it is
+	// not a member), their bytes by the plan's partition sizes.
+	Before NodeLoad `json:"before"`
+	After  NodeLoad `json:"after"`
+	// CopiesIn and CopiesOut count the replicas it receives and sends (as
+	// its partitions' primary), Removes those it drops, Promotions the
+	// partitions whose primary it becomes without a copy.
+	CopiesIn   int `json:"copies_in"`
+	CopiesOut  int `json:"copies_out"`
+	Removes    int `json:"removes"`
+	Promotions int `json:"promotions"`
 }
 
 // PlanMoves returns the plan from one map to the next with no limits: the
@@ -183,6 +203,7 @@ func PlanBatches(from, to *Map, sizes []PartitionSize, lim Limits) (Plan, error)
 			}
 		}
 	}
+	pl.Nodes = s.nodeChanges()
 	for i := range pl.Batches {
 		if lim.Throttle > 0 {
 			pl.Batches[i].Seconds = float64(pl.Batches[i].PeakNodeBytes) / float64(lim.Throttle)
@@ -190,6 +211,41 @@ func PlanBatches(from, to *Map, sizes []PartitionSize, lim Limits) (Plan, error)
 		}
 	}
 	return pl, nil
+}
+
+// nodeChanges summarises each node's part in the plan.
+func (s *scheduler) nodeChanges() []NodeChange {
+	out := make([]NodeChange, len(s.bound))
+	for id, x := range s.ids {
+		out[x].ID = id
+		out[x].CopiesOut = s.sent[x]
+	}
+	for _, side := range []struct {
+		m     *Map
+		after bool
+	}{{s.from, false}, {s.to, true}} {
+		loads, _ := side.m.loads(s.sizes)
+		for _, n := range loads {
+			c := &out[s.ids[n.ID]]
+			if side.after {
+				c.After = n
+			} else {
+				c.Before = n
+			}
+		}
+	}
+	for _, st := range s.outSteps {
+		switch c := &out[s.ids[st.Node]]; st.Kind {
+		case StepAdd:
+			c.CopiesIn++
+		case StepRemove:
+			c.Removes++
+		case StepPromote:
+			c.Promotions++
+		}
+	}
+	slices.SortFunc(out, func(a, b NodeChange) int { return cmp.Compare(a.ID, b.ID) })
+	return out
 }
 
 func checkSizes(sizes []PartitionSize, p int, lim Limits) error {

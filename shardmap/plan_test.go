@@ -204,6 +204,7 @@ func TestKafka(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, observed.Observed())
 	require.Error(t, mapViolation(observed), "the current assignment is not rack-aware")
+	require.ErrorIs(t, observed.Check(), shardmap.ErrConstraint)
 	data, err := observed.MarshalJSON()
 	require.NoError(t, err)
 	back, err := shardmap.Parse(data)

@@ -55,6 +55,7 @@ type scheduler struct {
 	impossible        error
 	waiting           int
 	queued            []bool // by partition: in ready
+	sent              []int  // by node: copies sent in all batches
 }
 
 func newScheduler(from, to *Map, sizes []PartitionSize, lim Limits) *scheduler {
@@ -78,6 +79,7 @@ func newScheduler(from, to *Map, sizes []PartitionSize, lim Limits) *scheduler {
 	s.count, s.capWait, s.limWait = make([]int, n), make([][]int32, n), make([][]int32, n)
 	s.adds, s.in, s.out, s.freed = make([]int, n), make([]int, n), make([]int, n), make([]int, n)
 	s.bytesIn, s.bytesOut = make([]int64, n), make([]int64, n)
+	s.sent = make([]int, n)
 	for _, i := range from.assign {
 		s.count[s.ids[from.nodes[i].ID]]++
 	}
@@ -334,6 +336,7 @@ func (s *scheduler) commit() {
 		switch st.Kind {
 		case StepAdd:
 			x := s.ids[st.Node]
+			s.sent[s.prim[p]]++
 			s.count[x]++
 			s.live[p]++
 			b.Copies++
