@@ -1,6 +1,7 @@
 package shardmap
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -379,33 +380,38 @@ func decodeObjects(fields map[string]json.RawMessage, name string, allowed []str
 // shortest decimal that reads back as x, without an exponent.
 func canonicalNumber(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
-// fingerprint returns the XXH64 of the map's canonical text.
+// fingerprint returns the XXH64 of the map's canonical text, written
+// straight into the hash.
 func (m *Map) fingerprint() uint64 {
-	var b strings.Builder
+	d := xxhash.New()
+	b := bufio.NewWriterSize(d, 64<<10)
 	s := m.spec
 	observed := 0
 	if m.observed {
 		observed = 1
 	}
-	fmt.Fprintf(&b, "%s\nversion=%d\nseed=%d\npartitions=%d\nreplicas=%d\nload_factor=%s\ntolerance=%d\nobserved=%d\n",
+	fmt.Fprintf(b, "%s\nversion=%d\nseed=%d\npartitions=%d\nreplicas=%d\nload_factor=%s\ntolerance=%d\nobserved=%d\n",
 		shardMapFormat, m.version, s.Seed, s.Partitions, s.Replicas, canonicalNumber(s.LoadFactor), s.Tolerance, observed)
-	m.canonicalBody(&b, canonicalNumber, true)
-	return xxhash.Sum64String(b.String())
+	m.canonicalBody(b, canonicalNumber, true)
+	b.Flush()
+	return d.Sum64()
 }
 
 // fingerprintV1 returns the fingerprint of format 1.
 func (m *Map) fingerprintV1() uint64 {
-	var b strings.Builder
+	d := xxhash.New()
+	b := bufio.NewWriterSize(d, 64<<10)
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	fmt.Fprintf(&b, "%s\nversion=%d\nseed=%d\npartitions=%d\nreplicas=%d\nload_factor=%s\n",
+	fmt.Fprintf(b, "%s\nversion=%d\nseed=%d\npartitions=%d\nreplicas=%d\nload_factor=%s\n",
 		shardMapFormatV1, m.version, m.spec.Seed, m.spec.Partitions, m.spec.Replicas, g(m.spec.LoadFactor))
-	m.canonicalBody(&b, g, false)
-	return xxhash.Sum64String(b.String())
+	m.canonicalBody(b, g, false)
+	b.Flush()
+	return d.Sum64()
 }
 
 // canonicalBody writes the nodes, pins, zone replicas and residency (v2)
 // and the assignment.
-func (m *Map) canonicalBody(b *strings.Builder, num func(float64) string, v2 bool) {
+func (m *Map) canonicalBody(b *bufio.Writer, num func(float64) string, v2 bool) {
 	quoted := make([]string, len(m.nodes))
 	for i, n := range m.nodes {
 		quoted[i] = strconv.Quote(n.ID)

@@ -16,11 +16,13 @@ import (
 // Errors of the shard map, wrapped with detail naming what failed.
 var (
 	// ErrConstraint reports a shard map constraint that cannot be met:
-	// distinct nodes, distinct zones, a node's load bound, a pin, or a safe
-	// order of moves.
+	// distinct nodes, distinct zones, a zone's replicas (ZoneReplicas), a
+	// residency, a node's load bound, a pin, or a safe order of moves; or,
+	// from Map.Check, one an observed map breaks.
 	ErrConstraint = errors.New("shardmap: constraint cannot be met")
 	// ErrInvalid reports a serialised shard map that is corrupted or
-	// inconsistent.
+	// inconsistent, an observed assignment that is not R distinct members
+	// per partition, or a Kafka document that is not a topic's assignment.
 	ErrInvalid = errors.New("shardmap: invalid shard map")
 )
 

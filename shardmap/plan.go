@@ -84,8 +84,9 @@ type Limits struct {
 	CopiesIn  int `json:"copies_in,omitempty"`
 	CopiesOut int `json:"copies_out,omitempty"`
 	// BytesInFlight bounds the bytes a node receives, and those it sends,
-	// in one batch (a single partition larger than it runs alone). 0
-	// means no limit; it needs partition sizes to count.
+	// in one batch; a partition larger than it is the only copy its nodes
+	// receive or send in its batch. 0 means no limit; it needs partition
+	// sizes to count.
 	BytesInFlight int64 `json:"bytes_in_flight,omitempty"`
 	// Throttle is the rate, in bytes a second, at which a node receives
 	// and sends the copies of a plan (Kafka's --throttle): it bounds no
@@ -129,7 +130,8 @@ type Batch struct {
 // StepPromote swaps the two nodes' places, StepOrder sets the order),
 // every partition ends with exactly the new map's replicas, in its order.
 // The number of batches is the plan's critical path: with a throttle its
-// duration is the sum of the batches' Seconds.
+// duration is the sum of the batches' Seconds. The zero Plan has no steps:
+// the plan between equal maps.
 type Plan struct {
 	Steps []Step `json:"steps"`
 	// Moves counts the replicas copied (StepAdd steps), Bytes and Keys

@@ -281,3 +281,33 @@ func TestKafka(t *testing.T) {
 		require.ErrorIs(t, err, shardmap.ErrInvalid, name)
 	}
 }
+
+// FuzzParseKafkaAssignment: reading arbitrary bytes as a Kafka assignment
+// never panics, and what it accepts imports as a map of the brokers named.
+func FuzzParseKafkaAssignment(f *testing.F) {
+	f.Add([]byte(`{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2]},{"topic":"t","partition":1,"replicas":[2,3],"log_dirs":["any","any"]}]}`), "")
+	f.Add([]byte(`{"partitions":[{"topic":"a","partition":0,"replicas":[0]},{"topic":"b","partition":0,"replicas":[1]}]}`), "b")
+	f.Fuzz(func(t *testing.T, data []byte, topic string) {
+		assignment, _, err := shardmap.ParseKafkaAssignment(data, topic)
+		if err != nil {
+			require.ErrorIs(t, err, shardmap.ErrInvalid)
+			return
+		}
+		seen := map[string]bool{}
+		var brokers []chash.Node
+		for _, reps := range assignment {
+			for _, id := range reps {
+				if !seen[id] {
+					seen[id] = true
+					brokers = append(brokers, chash.Node{ID: id, Weight: 1})
+				}
+			}
+		}
+		m, err := shardmap.Import(brokers, shardmap.Spec{}, assignment)
+		if err != nil {
+			requireNamed(t, err)
+			return
+		}
+		require.Equal(t, len(assignment), m.Partitions())
+	})
+}

@@ -251,9 +251,9 @@ func (s *scheduler) limited(x, src int32, size int64) int32 {
 		return x
 	case l.CopiesOut > 0 && s.out[src] >= l.CopiesOut:
 		return src
-	case l.BytesInFlight > 0 && s.bytesIn[x] > 0 && s.bytesIn[x]+size > l.BytesInFlight:
+	case l.BytesInFlight > 0 && s.in[x] > 0 && s.bytesIn[x]+size > l.BytesInFlight:
 		return x
-	case l.BytesInFlight > 0 && s.bytesOut[src] > 0 && s.bytesOut[src]+size > l.BytesInFlight:
+	case l.BytesInFlight > 0 && s.out[src] > 0 && s.bytesOut[src]+size > l.BytesInFlight:
 		return src
 	}
 	return -1
