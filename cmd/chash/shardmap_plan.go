@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -69,7 +70,9 @@ func writePlan(w io.Writer, pl shardmap.Plan, limit int, size int64) {
 		head = append(head, ">bytes")
 	}
 	t := newTable(head...)
-	for _, n := range pl.Nodes {
+	nodes := slices.Clone(pl.Nodes)
+	slices.SortFunc(nodes, func(a, b shardmap.NodeChange) int { return naturalCompare(a.ID, b.ID) })
+	for _, n := range nodes {
 		zone := n.After.Zone
 		if n.After.ID == "" {
 			zone = n.Before.Zone

@@ -169,7 +169,7 @@ func liveNodes(nodes []nodeSummary) int {
 func (s *mapSummary) verdict() string {
 	d := s.Distance
 	if s.Balanced {
-		return fmt.Sprintf("balanced: every node within %d replicas and %d primaries of its fair share (tolerance %d)", d.Replicas, d.Primaries, s.Tolerance)
+		return fmt.Sprintf("balanced: every node within %s and %s of its fair share (tolerance %d)", plural(d.Replicas, "replica"), plural(d.Primaries, "primary"), s.Tolerance)
 	}
 	worst := s.Nodes[0]
 	for _, n := range s.Nodes {
@@ -183,6 +183,17 @@ func (s *mapSummary) verdict() string {
 	}
 	return fmt.Sprintf("not balanced: up to %d replicas and %d primaries from a fresh build's counts, beyond the tolerance of %d; %s holds %d replicas and %d primaries where a fresh build gives %d and %d (%s)",
 		d.Replicas, d.Primaries, s.Tolerance, worst.ID, worst.Replicas, worst.Primaries, worst.Target, worst.TargetPrimaries, why)
+}
+
+// plural writes n and the noun, in the plural unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok {
+		return fmt.Sprintf("%d %sies", n, stem)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func jsonOut(w io.Writer, v any) error {
