@@ -5,8 +5,9 @@
 #   eval "$(.ci/services.sh start)"   # install if missing, start, wait, export env
 #   trap '.ci/services.sh stop' EXIT  # stop them, also when a test fails
 #
-# start installs Debian's memcached, redis-server, etcd-server, chromium and
-# knot (Knot DNS, whose servers the DNS tests run themselves) when they are
+# start installs Debian's memcached, redis-server, etcd-server, chromium,
+# knot (Knot DNS, whose servers the DNS tests run themselves) and zookeeper
+# (whose servers the ZooKeeper tests run themselves) when they are
 # missing (as root, or through passwordless sudo), starts 5 memcached
 # (4 + 1 to add), 4 redis-server (3 + 1) daemons and one etcd on loopback
 # with a data directory under the state directory, waits until each accepts
@@ -21,6 +22,10 @@
 #                                                 restart servers of their own)
 #   export CHASH_CHROMIUM=/usr/bin/chromium      (headless, for the browser
 #                                                 tests of adapters/browsertest)
+#   export CHASH_ZOOKEEPER_JAR=/usr/share/java/zookeeper.jar  (Debian's zookeeper,
+#                                                 3.8: the ZooKeeper tests run, kill
+#                                                 and restart standalone servers of
+#                                                 their own with java)
 #   export CHASH_SERVICES_DIR=/tmp/...           (pidfiles and logs, for stop)
 # Everything else goes to stderr. If start fails it stops what it started
 # and prints a command that makes the eval fail.
@@ -58,6 +63,7 @@ install_missing() {
 	command -v etcd >/dev/null || missing+=(etcd-server)
 	command -v knotd >/dev/null || [ -x /usr/sbin/knotd ] || missing+=(knot)
 	command -v chromium >/dev/null || missing+=(chromium)
+	[ -f /usr/share/java/zookeeper.jar ] || missing+=(zookeeper)
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if ! command -v apt-get >/dev/null; then
 		log "missing ${missing[*]} and no apt-get: install them by hand"
@@ -72,7 +78,7 @@ install_missing() {
 		as_root "${apt[@]}" >&2
 	fi
 	command -v memcached >/dev/null && command -v redis-server >/dev/null && command -v etcd >/dev/null && command -v chromium >/dev/null &&
-		{ command -v knotd >/dev/null || [ -x /usr/sbin/knotd ]; }
+		{ command -v knotd >/dev/null || [ -x /usr/sbin/knotd ]; } && [ -f /usr/share/java/zookeeper.jar ]
 }
 
 # port_open reports whether something accepts TCP connections on port.
@@ -166,6 +172,7 @@ start() {
 	echo "export CHASH_KNOTD_BIN=$(command -v knotd || echo /usr/sbin/knotd)"
 	echo "export CHASH_KNOTC_BIN=$(command -v knotc || echo /usr/sbin/knotc)"
 	echo "export CHASH_CHROMIUM=$(command -v chromium)"
+	echo "export CHASH_ZOOKEEPER_JAR=/usr/share/java/zookeeper.jar"
 	echo "export CHASH_SERVICES_DIR=$dir"
 }
 
