@@ -777,6 +777,11 @@ func (rb *rebalancer) balancePrimaries() {
 	q := rb.t.primaries
 	over := func(v int32) bool { return rb.prim[v] > q[v] }
 	under := func(v int32) bool { return rb.prim[v] < q[v] }
+	for range 4 {
+		if !rb.directPrimaries() {
+			break
+		}
+	}
 	budget := max(64*len(rb.slot), 1<<22)
 	for range 4 {
 		moved := false
@@ -792,6 +797,47 @@ func (rb *rebalancer) balancePrimaries() {
 			return
 		}
 	}
+}
+
+// directPrimaries makes, in one pass over each node's slots, every
+// promotion that moves a primary from a node above the tolerance to one
+// below its share, or to a node below the tolerance from one above its
+// share. It reports whether it made any. O(P·R).
+func (rb *rebalancer) directPrimaries() bool {
+	q, moved := rb.t.primaries, false
+	for v := range rb.prim {
+		if rb.prim[v] <= q[v]+rb.tol {
+			continue
+		}
+		for x := 0; x < len(rb.hold[v]) && rb.prim[v] > q[v]+rb.tol; x++ {
+			sl := int(rb.hold[v][x])
+			p := sl / rb.R
+			if sl%rb.R != 0 || rb.l.pin(p) >= 0 {
+				continue
+			}
+			best := -1
+			for j := 1; j < rb.R; j++ {
+				if w := rb.slot[sl+j]; rb.prim[w] < q[w] && (best < 0 || q[w]-rb.prim[w] > q[rb.slot[sl+best]]-rb.prim[rb.slot[sl+best]]) {
+					best = j
+				}
+			}
+			if best > 0 {
+				rb.swap(sl, sl+best)
+				moved = true
+			}
+		}
+	}
+	for u := range rb.prim {
+		for x := 0; x < len(rb.hold[u]) && rb.prim[u] < q[u]-rb.tol; x++ {
+			sl := int(rb.hold[u][x])
+			p := sl / rb.R
+			if v := rb.slot[p*rb.R]; sl%rb.R != 0 && rb.l.pin(p) < 0 && rb.prim[v] > q[v] {
+				rb.swap(p*rb.R, sl)
+				moved = true
+			}
+		}
+	}
+	return moved
 }
 
 // promoteChain finds the shortest chain of promotions that gives node u
