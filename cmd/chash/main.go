@@ -9,7 +9,7 @@
 //	chash plan [flags]          a rollout plan: origin load step by step
 //	chash diff [flags] OLD NEW  what moves between two memberships
 //	chash members [flags]       the live members at an etcd prefix
-//	chash shardmap COMMAND      build, rebalance and plan explicit shard maps
+//	chash shardmap COMMAND      build, rebalance, plan, show and import explicit shard maps
 //	chash report KIND [flags]   diff, plan or shardmap plan as one HTML page
 //
 // Run "chash COMMAND -h" for a command's flags and examples; each numeric
@@ -60,7 +60,7 @@ var commands = []command{
 	{"plan", "[flags]", "a rollout plan: keys moved, hit rate and origin load per step", runPlan},
 	{"diff", "[flags] OLD NEW", "what moves, and where, between two memberships", runDiff},
 	{"members", "-prefix P [flags]", "live members in etcd and their fingerprint; -watch: what each change moves", runMembers},
-	{"shardmap", "build|rebalance|plan [flags]", "an explicit shard map: build it, rebalance it, plan the moves", runShardMap},
+	{"shardmap", "build|rebalance|plan|show|import [flags]", "an explicit shard map: build, rebalance, plan the moves in batches, import a Kafka topic", runShardMap},
 	{"report", "diff|plan|shardmap [flags]", "diff, plan or shardmap plan as one self-contained HTML page", runReport},
 }
 
