@@ -108,28 +108,12 @@ func (pl Plan) Kafka(from *Map, topic string) ([]KafkaReassignment, error) {
 // replicas as node IDs (the broker IDs in decimal), leader first, and the
 // topic. It fails with ErrInvalid otherwise. O(size of the data).
 func ParseKafkaAssignment(data []byte, topic string) ([][]string, string, error) {
-	var doc struct {
-		Version    *int `json:"version"`
-		Partitions []struct {
-			Topic     *string  `json:"topic"`
-			Partition *int     `json:"partition"`
-			Replicas  []int64  `json:"replicas"`
-			LogDirs   []string `json:"log_dirs"`
-		} `json:"partitions"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, "", fmt.Errorf("%w: kafka assignment: %v", ErrInvalid, err)
-	}
-	if doc.Version != nil && *doc.Version != 1 {
-		return nil, "", fmt.Errorf("%w: kafka assignment: version %d, want 1", ErrInvalid, *doc.Version)
+	doc, err := decodeKafka(data)
+	if err != nil {
+		return nil, "", err
 	}
 	topics := map[string]int{}
 	for _, p := range doc.Partitions {
-		if p.Topic == nil || p.Partition == nil {
-			return nil, "", fmt.Errorf("%w: kafka assignment: a partition without its topic or number", ErrInvalid)
-		}
 		topics[*p.Topic]++
 	}
 	if topic == "" {
@@ -146,33 +130,21 @@ func ParseKafkaAssignment(data []byte, topic string) ([][]string, string, error)
 		}
 	}
 	n := topics[topic]
-	if n == 0 {
-		return nil, "", fmt.Errorf("%w: kafka assignment: no partition of topic %q", ErrInvalid, topic)
-	}
-	if n > maxMapPartitions {
-		return nil, "", fmt.Errorf("%w: kafka assignment: %d partitions of %q, at most %d", ErrInvalid, n, topic, maxMapPartitions)
+	if n == 0 || n > maxMapPartitions {
+		return nil, "", fmt.Errorf("%w: kafka assignment: %d partitions of topic %q, want 1 to %d", ErrInvalid, n, topic, maxMapPartitions)
 	}
 	out := make([][]string, n)
 	for _, p := range doc.Partitions {
 		if *p.Topic != topic {
 			continue
 		}
-		switch at := *p.Partition; {
-		case at < 0 || at >= n:
-			return nil, "", fmt.Errorf("%w: kafka assignment: %s-%d, but the topic has %d partitions listed (want 0 to %d)", ErrInvalid, topic, at, n, n-1)
-		case out[at] != nil:
-			return nil, "", fmt.Errorf("%w: kafka assignment: %s-%d listed twice", ErrInvalid, topic, at)
-		case len(p.Replicas) == 0 || len(p.Replicas) > maxMapReplicas:
-			return nil, "", fmt.Errorf("%w: kafka assignment: %s-%d has %d replicas, want 1 to %d", ErrInvalid, topic, at, len(p.Replicas), maxMapReplicas)
+		at := *p.Partition
+		if at < 0 || at >= n || out[at] != nil {
+			return nil, "", fmt.Errorf("%w: kafka assignment: %s-%d out of 0 to %d or listed twice", ErrInvalid, topic, at, n-1)
 		}
-		reps := make([]string, len(p.Replicas))
-		for j, b := range p.Replicas {
-			if b < 0 || b > math.MaxInt32 || slices.Contains(p.Replicas[:j], b) {
-				return nil, "", fmt.Errorf("%w: kafka assignment: %s-%d: broker %d out of range or twice", ErrInvalid, topic, *p.Partition, b)
-			}
-			reps[j] = strconv.FormatInt(b, 10)
+		if out[at], err = brokerIDs(p.Replicas); err != nil {
+			return nil, "", fmt.Errorf("%w: kafka assignment: %s-%d: %v", ErrInvalid, topic, at, err)
 		}
-		out[*p.Partition] = reps
 	}
 	for p := 1; p < n; p++ {
 		if len(out[p]) != len(out[0]) {
@@ -180,4 +152,51 @@ func ParseKafkaAssignment(data []byte, topic string) ([][]string, string, error)
 		}
 	}
 	return out, topic, nil
+}
+
+// kafkaDoc is a reassignment document as read.
+type kafkaDoc struct {
+	Version    *int `json:"version"`
+	Partitions []struct {
+		Topic     *string  `json:"topic"`
+		Partition *int     `json:"partition"`
+		Replicas  []int64  `json:"replicas"`
+		LogDirs   []string `json:"log_dirs"`
+	} `json:"partitions"`
+}
+
+// decodeKafka decodes a reassignment document: version 1 (or none), every
+// partition with its topic and number.
+func decodeKafka(data []byte) (*kafkaDoc, error) {
+	var doc kafkaDoc
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%w: kafka assignment: %v", ErrInvalid, err)
+	}
+	if doc.Version != nil && *doc.Version != 1 {
+		return nil, fmt.Errorf("%w: kafka assignment: version %d, want 1", ErrInvalid, *doc.Version)
+	}
+	for _, p := range doc.Partitions {
+		if p.Topic == nil || p.Partition == nil {
+			return nil, fmt.Errorf("%w: kafka assignment: a partition without its topic or number", ErrInvalid)
+		}
+	}
+	return &doc, nil
+}
+
+// brokerIDs returns a partition's replicas as node IDs: 1 to 16 distinct
+// broker IDs from 0 to 2^31-1.
+func brokerIDs(replicas []int64) ([]string, error) {
+	if len(replicas) == 0 || len(replicas) > maxMapReplicas {
+		return nil, fmt.Errorf("%d replicas, want 1 to %d", len(replicas), maxMapReplicas)
+	}
+	out := make([]string, len(replicas))
+	for j, b := range replicas {
+		if b < 0 || b > math.MaxInt32 || slices.Contains(replicas[:j], b) {
+			return nil, fmt.Errorf("broker %d out of range or twice", b)
+		}
+		out[j] = strconv.FormatInt(b, 10)
+	}
+	return out, nil
 }
