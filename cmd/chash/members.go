@@ -300,8 +300,9 @@ func (g *gateway) view(ctx context.Context, rev int64) (*membersView, error) {
 
 // maxReply bounds what members reads of one reply: 64 MiB holds a few
 // hundred thousand members, and a hostile or broken endpoint that streams
-// without end is cut off there instead of filling memory.
-const maxReply = 64 << 20
+// without end is cut off there instead of filling memory. (A variable so
+// that a test can lower it.)
+var maxReply int64 = 64 << 20
 
 // cappedReader reads at most left bytes of r, then fails and sets over.
 type cappedReader struct {

@@ -156,10 +156,12 @@ func TestMembersSpec(t *testing.T) {
 // at maxReply (a hostile endpoint fed 870 MB in 3 s before), and the
 // command fails with a message instead of filling memory.
 func TestMembersReplyBounded(t *testing.T) {
+	defer func(max int64) { maxReply = max }(maxReply)
+	maxReply = 1 << 20 // the same cut at a size a loaded -race run reads in time
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"header":{"revision":"1"},"kvs":[{"key":"`))
 		chunk := bytes.Repeat([]byte("QUFB"), 1<<14)
-		for sent := 0; sent < 2*maxReply; sent += len(chunk) {
+		for sent := 0; sent < 2*int(maxReply); sent += len(chunk) {
 			if _, err := w.Write(chunk); err != nil {
 				return
 			}
@@ -169,5 +171,5 @@ func TestMembersReplyBounded(t *testing.T) {
 	var out, errOut bytes.Buffer
 	code := run([]string{"members", "-endpoints", strings.TrimPrefix(srv.URL, "http://"), "-prefix", "/demo", "-algo", "ring"}, &out, &errOut)
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, errOut.String(), "exceeds 64.0 MiB")
+	assert.Contains(t, errOut.String(), "exceeds 1.0 MiB")
 }
