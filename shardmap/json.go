@@ -140,13 +140,16 @@ func (m *Map) UnmarshalJSON(data []byte) error {
 // for a fraction, never an exponent (1000000, 0.00001, 1.25; Go's
 // strconv.FormatFloat(x, 'f', -1, 64)).
 //
-// Parse also reads "chash.shardmap/1" documents, the format before
-// format, which have no tolerance, observed, zone_replicas or residency,
-// and whose canonical text starts with "chash.shardmap/1", has no lines
-// for them, and writes numbers as Go's strconv.FormatFloat(x, 'g', -1,
-// 64) does (1e+06 for a million): a version-1 document loads if its
-// fingerprint matches under those rules, and the map it gives is written
-// back as version 2, with a version-2 fingerprint.
+// Version 2 changed the canonical text's numbers (version 1 wrote them
+// as Go's strconv.FormatFloat(x, 'g', -1, 64) does: 1e+06 for a million,
+// which another language's shortest decimal would not match), so every
+// fingerprint changed with it. Parse still reads "chash.shardmap/1"
+// documents, which have no tolerance, observed, zone_replicas or
+// residency, and whose canonical text starts with "chash.shardmap/1",
+// has no lines for those fields and writes numbers as version 1 did: such
+// a document loads if its fingerprint matches under those rules, and the
+// map it gives is written back as version 2, with a version-2
+// fingerprint.
 //
 // Parse fails with an error wrapping ErrInvalid when the data is
 // not such a document, names an unknown node, has a wrong count or a
