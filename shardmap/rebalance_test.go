@@ -23,7 +23,7 @@ import (
 func TestRebalanceProperty(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	runs := 1500
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		runs = 300
 	}
 	n, exact, within5 := 0, 0, 0
