@@ -49,7 +49,7 @@ type anchorSlot struct {
 // fails with ErrInvalidOption unless 1 <= working <= capacity <= 1<<24.
 // O(capacity).
 func NewAnchorEngine(capacity, working int) (AnchorEngine, error) {
-	if working < 1 || working > capacity || capacity > maxEngineBuckets {
+	if working < 1 || working > capacity || capacity > maxBuckets {
 		return AnchorEngine{}, fmt.Errorf("%w: NewAnchorEngine(%d, %d): want 1 <= working <= capacity <= 16777216", ErrInvalidOption, capacity, working)
 	}
 	e := newAnchorEngine(uint32(capacity))
@@ -187,8 +187,6 @@ func (e *AnchorEngine) add() (int, error) {
 	return int(b), nil
 }
 
-func (e *AnchorEngine) working() int { return e.Len() }
-
 // Clone returns a copy of e that shares no storage with it. O(capacity).
 func (e *AnchorEngine) Clone() AnchorEngine {
 	if e == nil {
@@ -220,7 +218,7 @@ func (e *AnchorEngine) MarshalText() ([]byte, error) {
 // every bucket, and with ErrInvalidState for a capacity above 1<<24.
 // O(capacity).
 func (e *AnchorEngine) UnmarshalText(text []byte) error {
-	capacity, stack, err := parseState(text, "anchor", maxEngineBuckets)
+	capacity, stack, err := parseState(text, "anchor", maxBuckets)
 	if err != nil {
 		return err
 	}
@@ -305,9 +303,7 @@ var crc32cTables = func() (t [8][256]uint32) {
 // return the zero Node, Len is 0, and Add builds a placer with the default
 // options.
 type Anchor struct {
-	e     AnchorEngine
-	nodes []Node // by bucket, up to the highest working one; others hold the zero Node
-	cfg   config
+	slots[AnchorEngine, *AnchorEngine] // the engine, the members by bucket, the options
 }
 
 var (
@@ -361,26 +357,8 @@ func NewAnchorFrom(e AnchorEngine, nodes []Node, opts ...Option) (*Anchor, error
 
 // newAnchorFrom builds the placer of engine e, which it keeps, and nodes.
 func newAnchorFrom(e AnchorEngine, nodes []Node, cfg config) (*Anchor, error) {
-	ns, err := checkNodes(nodes, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := equalWeights(ns); err != nil {
-		return nil, err
-	}
-	if len(ns) != e.Len() {
-		return nil, fmt.Errorf("%w: the state has %d working buckets and %d nodes are given", ErrInvalidState, e.Len(), len(ns))
-	}
-	p := &Anchor{e: e, cfg: cfg}
-	for b, i := 0, 0; i < len(ns); b++ {
-		if e.Working(b) {
-			p.nodes = append(p.nodes, ns[i])
-			i++
-		} else {
-			p.nodes = append(p.nodes, Node{})
-		}
-	}
-	return p, nil
+	s, err := newSlots[AnchorEngine](e, nodes, cfg)
+	return wrap(&Anchor{s}, err)
 }
 
 // Lookup returns the node of key's bucket. It allocates nothing.
@@ -457,7 +435,7 @@ func (p *Anchor) Nodes() []Node {
 	if p.empty() {
 		return nil
 	}
-	return members(p.nodes, p.e.Len())
+	return p.members()
 }
 
 // Len returns the number of members.
@@ -486,16 +464,8 @@ func (p *Anchor) Add(nodes ...Node) (*Anchor, error) {
 	if p.empty() {
 		return NewAnchor(nodes)
 	}
-	q, m := p.change()
-	ns, err := m.checkAdded(nodes)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.addNodes(&q.e, ns); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
+	s, err := p.added(nodes)
+	return wrap(&Anchor{s}, err)
 }
 
 // Remove returns an Anchor without the given members, removed in the order
@@ -506,12 +476,8 @@ func (p *Anchor) Remove(ids ...string) (*Anchor, error) {
 	if p.empty() {
 		return nil, removeFromEmpty(ids)
 	}
-	q, m := p.change()
-	if err := m.removeIDs(&q.e, ids); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
+	s, err := p.removed(ids)
+	return wrap(&Anchor{s}, err)
 }
 
 // Replace returns an Anchor in which n takes the bucket of the member with
@@ -520,33 +486,19 @@ func (p *Anchor) Remove(ids ...string) (*Anchor, error) {
 // O(capacity + n log n); p is unchanged.
 func (p *Anchor) Replace(id string, n Node) (*Anchor, error) {
 	if p.empty() {
-		return nil, fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
+		return nil, replaceInEmpty(id)
 	}
-	q, m := p.change()
-	if err := m.replace(id, n); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
+	s, err := p.replaced(id, n)
+	return wrap(&Anchor{s}, err)
 }
 
-// with is Derive for an Anchor: see membership.derive.
+// with is Derive for an Anchor: see edit.derive.
 func (p *Anchor) with(nodes []Node) (Placer, error) {
 	if p.empty() {
 		return placer(NewAnchor(nodes))
 	}
-	q, m := p.change()
-	if err := m.derive(&q.e, nodes); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
-}
-
-// change returns a copy of p to change, and its membership.
-func (p *Anchor) change() (*Anchor, *membership) {
-	m := newMembership(p.nodes)
-	return &Anchor{e: p.e.Clone(), nodes: m.nodes, cfg: p.cfg}, &m
+	s, err := p.derived(nodes)
+	return placer(&Anchor{s}, err)
 }
 
 // Fingerprint returns the placement's fingerprint for [Fingerprint], such
@@ -556,7 +508,8 @@ func (p *Anchor) Fingerprint() string {
 	if p.empty() {
 		return FingerprintNone
 	}
-	return fingerprintEngine("anchor", &p.e, p.Nodes(), p.cfg.hasher)
+	text, _ := p.e.MarshalText()
+	return fingerprintSlots("anchor", text, p.Nodes(), p.cfg.hasher)
 }
 
 // empty reports whether p is nil or the zero Anchor.

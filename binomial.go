@@ -1,7 +1,6 @@
 package chash
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 
@@ -186,10 +185,6 @@ func (p *Binomial) Nodes() []Node { return p.jump().Nodes() }
 // Len returns the number of members.
 func (p *Binomial) Len() int { return p.jump().Len() }
 
-// Positional reports true: a Binomial's node order is its bucket
-// numbering (see [IsPositional]).
-func (p *Binomial) Positional() bool { return true }
-
 // Add returns a Binomial with the given nodes appended as the next
 // buckets, in order, under [Jump.Add]'s rules: each takes about 1/(new n)
 // of the keys, all from the others. O(n log n); p is unchanged.
@@ -215,7 +210,7 @@ func (p *Binomial) Remove(ids ...string) (*Binomial, error) {
 // O(n log n); p is unchanged.
 func (p *Binomial) Replace(id string, n Node) (*Binomial, error) {
 	if p.empty() {
-		return nil, fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
+		return nil, replaceInEmpty(id)
 	}
 	return wrapBinomial(p.jump().Replace(id, n))
 }

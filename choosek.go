@@ -6,8 +6,6 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
-
-	"github.com/keyplace/chash/internal/digest"
 )
 
 // The engine of ConsistentChooseK, after github/rust-gems' crate
@@ -226,9 +224,9 @@ type ChooseKEngine struct {
 func NewChooseKEngine(n int) (ChooseKEngine, error) {
 	switch {
 	case n < 0:
-		return ChooseKEngine{}, fmt.Errorf("%w: NewChooseKEngine(%d): want 0 to %d", ErrInvalidOption, n, maxAnchorBuckets)
-	case n > maxAnchorBuckets:
-		return ChooseKEngine{}, fmt.Errorf("%w: NewChooseKEngine(%d): want 0 to %d", ErrTooLarge, n, maxAnchorBuckets)
+		return ChooseKEngine{}, fmt.Errorf("%w: NewChooseKEngine(%d): want 0 to %d", ErrInvalidOption, n, maxBuckets)
+	case n > maxBuckets:
+		return ChooseKEngine{}, fmt.Errorf("%w: NewChooseKEngine(%d): want 0 to %d", ErrTooLarge, n, maxBuckets)
 	}
 	return ChooseKEngine{n: uint32(n)}, nil
 }
@@ -252,10 +250,12 @@ func (e *ChooseKEngine) isVacant(s uint64) bool {
 // a new last slot. About 1/(w+1) of keys move to it (w the working slots
 // before), all from other slots. It fails with ErrTooLarge at 2^24 slots.
 // O(vacant).
-func (e *ChooseKEngine) Add() (int, error) {
+func (e *ChooseKEngine) Add() (int, error) { return e.add() }
+
+func (e *ChooseKEngine) add() (int, error) {
 	if len(e.vacant) == 0 {
-		if e.n >= maxAnchorBuckets {
-			return 0, fmt.Errorf("%w: a ChooseK engine of %d slots", ErrTooLarge, maxAnchorBuckets)
+		if e.n >= maxBuckets {
+			return 0, fmt.Errorf("%w: a ChooseK engine of %d slots", ErrTooLarge, maxBuckets)
 		}
 		e.n++
 		return int(e.n - 1), nil
@@ -273,6 +273,12 @@ func (e *ChooseKEngine) Remove(s int) error {
 	if !e.Working(s) {
 		return fmt.Errorf("%w: slot %d is not a working slot of the ChooseK engine", ErrUnknownNode, s)
 	}
+	e.remove(s)
+	return nil
+}
+
+// remove is Remove for a working slot.
+func (e *ChooseKEngine) remove(s int) {
 	if s < int(e.n)-1 {
 		if e.bitmap == nil {
 			e.bitmap = make([]uint64, (e.n+63)/64)
@@ -280,7 +286,7 @@ func (e *ChooseKEngine) Remove(s int) error {
 		e.bitmap[s>>6] |= 1 << (s & 63)
 		i, _ := slices.BinarySearch(e.vacant, uint32(s))
 		e.vacant = slices.Insert(e.vacant, i, uint32(s))
-		return nil
+		return
 	}
 	// The last slot: drop it and the vacant slots below it.
 	e.n--
@@ -293,7 +299,6 @@ func (e *ChooseKEngine) Remove(s int) error {
 	if len(e.vacant) == 0 {
 		e.bitmap = nil
 	}
-	return nil
 }
 
 // Clone returns a copy of e that shares no memory with it.
@@ -334,7 +339,7 @@ func appendRanked[T any](e *ChooseKEngine, dst []T, key uint64, k int, at func(i
 	var buf [chooseKStack]uint64
 	it := chooseKIter{key: sipKey(key), n: uint64(e.n), samples: buf[:0]}
 	var sc *chooseKBuf
-	found, vacant := 0, 0
+	found, vacant, walked := 0, 0, false
 	for found < k {
 		if len(it.samples) == cap(it.samples) {
 			if vacant > found+chooseKStack {
@@ -342,10 +347,11 @@ func appendRanked[T any](e *ChooseKEngine, dst []T, key uint64, k int, at func(i
 			}
 			if sc == nil {
 				// Off the stack: the pool's buffer (a copy, so that buf
-				// does not escape; the walk's own growth is not kept).
+				// does not escape).
 				sc = chooseKScratch.Get().(*chooseKBuf)
 				sc.walk = slices.Grow(sc.walk[:0], 4*chooseKStack)
 				it.samples = append(sc.walk, it.samples...)
+				walked = true
 			}
 		}
 		var s uint64
@@ -363,6 +369,12 @@ func appendRanked[T any](e *ChooseKEngine, dst []T, key uint64, k int, at func(i
 		dst = find(e, dst, sc, it.key, found, k, len(it.samples), at)
 	}
 	if sc != nil {
+		if walked && cap(it.samples) > cap(sc.walk) {
+			// The walk outgrew the pool's buffer: keep room for as long
+			// a walk next time. (Keeping it.samples itself would let buf
+			// escape, as the compiler cannot tell it is not buf.)
+			sc.walk = make([]uint64, 0, cap(it.samples))
+		}
 		chooseKScratch.Put(sc)
 	}
 	return dst
@@ -398,8 +410,8 @@ func (e *ChooseKEngine) UnmarshalBinary(data []byte) error {
 	if k <= 0 {
 		return fmt.Errorf("%w: a ChooseK state of %d bytes has no slot count", ErrInvalidState, len(data))
 	}
-	if n > maxAnchorBuckets {
-		return fmt.Errorf("%w: %d slots, above %d", ErrTooLarge, n, maxAnchorBuckets)
+	if n > maxBuckets {
+		return fmt.Errorf("%w: %d slots, above %d", ErrTooLarge, n, maxBuckets)
 	}
 	data = data[k:]
 	count, k := binary.Uvarint(data)
@@ -611,12 +623,13 @@ func (h *sampleHeap) down(i int) {
 // return the zero Node, Len is 0, and Add builds a placer with the default
 // options.
 type ChooseK struct {
-	nodes []Node // by slot, the zero Node at a vacant slot
-	e     ChooseKEngine
-	cfg   config
+	slots[ChooseKEngine, *ChooseKEngine] // the engine, the members by slot, the options
 }
 
-var _ Placer = (*ChooseK)(nil)
+var (
+	_ Placer        = (*ChooseK)(nil)
+	_ Fingerprinter = (*ChooseK)(nil)
+)
 
 // NewChooseK builds a ChooseK placer whose slot i is nodes[i], none
 // vacant. It uses WithHasher and ignores the other options. It fails as
@@ -641,25 +654,8 @@ func NewChooseKFrom(e ChooseKEngine, nodes []Node, opts ...Option) (*ChooseK, er
 	if err != nil {
 		return nil, err
 	}
-	ns, err := checkNodes(nodes, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := equalWeights(ns); err != nil {
-		return nil, err
-	}
-	if len(ns) != e.Len() {
-		return nil, fmt.Errorf("%w: the state has %d working slots and %d nodes are given", ErrInvalidState, e.Len(), len(ns))
-	}
-	p := &ChooseK{nodes: make([]Node, e.n), e: e.Clone(), cfg: cfg}
-	i := 0
-	for s := range p.nodes {
-		if !p.e.isVacant(uint64(s)) {
-			p.nodes[s] = ns[i]
-			i++
-		}
-	}
-	return p, nil
+	s, err := newSlots[ChooseKEngine](e.Clone(), nodes, cfg)
+	return wrap(&ChooseK{s}, err)
 }
 
 // Lookup returns the node of key's first working slot. No allocation.
@@ -708,13 +704,7 @@ func (p *ChooseK) Nodes() []Node {
 	if p.empty() {
 		return nil
 	}
-	out := make([]Node, 0, p.e.Len())
-	for _, n := range p.nodes {
-		if n.ID != "" {
-			out = append(out, n)
-		}
-	}
-	return out
+	return p.members()
 }
 
 // Len returns the number of members.
@@ -742,27 +732,8 @@ func (p *ChooseK) Add(nodes ...Node) (*ChooseK, error) {
 	if p.empty() {
 		return NewChooseK(nodes)
 	}
-	members := p.Nodes()
-	all, err := checkNodes(append(members, nodes...), false)
-	if err != nil {
-		return nil, err
-	}
-	if err := equalWeights(all); err != nil {
-		return nil, err
-	}
-	q := p.clone()
-	for _, n := range all[len(members):] {
-		s, err := q.e.Add()
-		if err != nil {
-			return nil, err
-		}
-		if s == len(q.nodes) {
-			q.nodes = append(q.nodes, n)
-		} else {
-			q.nodes[s] = n
-		}
-	}
-	return q, nil
+	s, err := p.added(nodes)
+	return wrap(&ChooseK{s}, err)
 }
 
 // Remove returns a ChooseK without the given nodes: only their keys move,
@@ -773,22 +744,8 @@ func (p *ChooseK) Remove(ids ...string) (*ChooseK, error) {
 	if p.empty() {
 		return nil, removeFromEmpty(ids)
 	}
-	index := p.slots()
-	q := p.clone()
-	for _, id := range ids {
-		s, ok := index[id]
-		if !ok {
-			return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
-		}
-		delete(index, id)
-		if len(index) == 0 {
-			return nil, fmt.Errorf("%w: removing %d of %d nodes", ErrNoNodes, len(ids), p.Len())
-		}
-		_ = q.e.Remove(s) // s is a member's working slot
-		q.nodes[s] = Node{}
-	}
-	q.nodes = q.nodes[:q.e.n] // trailing vacant slots are dropped
-	return q, nil
+	s, err := p.removed(ids)
+	return wrap(&ChooseK{s}, err)
 }
 
 // Replace returns a ChooseK in which n takes the slot of the node with ID
@@ -797,100 +754,19 @@ func (p *ChooseK) Remove(ids ...string) (*ChooseK, error) {
 // ErrUnknownNode if id is not a member. O(n); p is unchanged.
 func (p *ChooseK) Replace(id string, n Node) (*ChooseK, error) {
 	if p.empty() {
-		return nil, fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
+		return nil, replaceInEmpty(id)
 	}
-	s, ok := p.slots()[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
-	}
-	all := p.Nodes()
-	for i := range all {
-		if all[i].ID == id {
-			all[i] = n
-		}
-	}
-	all, err := checkNodes(all, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := equalWeights(all); err != nil {
-		return nil, err
-	}
-	q := p.clone()
-	if n.Weight == 0 {
-		n.Weight = 1
-	}
-	q.nodes[s] = n
-	return q, nil
+	s, err := p.replaced(id, n)
+	return wrap(&ChooseK{s}, err)
 }
 
-// with is Derive's: nodes is a set. Members keep their slots, departed
-// members leave, and new nodes then take the lowest vacant slots in the
-// order given, as Add does. When no member stays the result is
-// NewChooseK(nodes) with p's options.
+// with is Derive for a ChooseK: see edit.derive.
 func (p *ChooseK) with(nodes []Node) (Placer, error) {
-	ns, err := checkNodes(nodes, false)
-	if err != nil {
-		return nil, err
-	}
 	if p.empty() {
-		return NewChooseK(nodes)
+		return placer(NewChooseK(nodes))
 	}
-	if err := equalWeights(append(ns, p.Nodes()[0])); err != nil {
-		return nil, err
-	}
-	in := make(map[string]bool, len(ns))
-	for _, n := range ns {
-		in[n.ID] = true
-	}
-	var gone []string
-	stay := make(map[string]bool, len(ns))
-	for _, n := range p.Nodes() {
-		if in[n.ID] {
-			stay[n.ID] = true
-		} else {
-			gone = append(gone, n.ID)
-		}
-	}
-	if len(stay) == 0 {
-		e, err := NewChooseKEngine(len(ns))
-		if err != nil {
-			return nil, err
-		}
-		return &ChooseK{nodes: ns, e: e, cfg: p.cfg}, nil
-	}
-	var added []Node
-	for _, n := range ns {
-		if !stay[n.ID] {
-			added = append(added, n)
-		}
-	}
-	q := p
-	if len(gone) > 0 {
-		if q, err = q.Remove(gone...); err != nil {
-			return nil, err
-		}
-	}
-	if len(added) > 0 {
-		return q.Add(added...)
-	}
-	return q, nil
-}
-
-// slots returns each member's slot by ID.
-func (p *ChooseK) slots() map[string]int {
-	index := make(map[string]int, p.e.Len())
-	for s, n := range p.nodes {
-		if n.ID != "" {
-			index[n.ID] = s
-		}
-	}
-	return index
-}
-
-// clone returns a copy of p that shares no mutable memory with it.
-func (p *ChooseK) clone() *ChooseK {
-	return &ChooseK{nodes: slices.Clone(p.nodes), e: p.e.Clone(), cfg: p.cfg}
+	s, err := p.derived(nodes)
+	return placer(&ChooseK{s}, err)
 }
 
 // Fingerprint returns the digest [Fingerprint] reports for p: "choosek-"
@@ -901,8 +777,7 @@ func (p *ChooseK) Fingerprint() string {
 		return FingerprintNone
 	}
 	st, _ := p.e.MarshalBinary()
-	d := digest.New().Str("choosek").Str(string(st))
-	return digestAll(d, p.Nodes(), p.cfg.hasher).Sum("choosek")
+	return fingerprintSlots("choosek", st, p.Nodes(), p.cfg.hasher)
 }
 
 // empty reports whether p is nil or the zero ChooseK.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -80,111 +79,6 @@ func TestChooseKVectorsReproduce(t *testing.T) {
 	want, err := os.ReadFile(filepath.Join("testdata", "choosek", "vectors.tsv"))
 	require.NoError(t, err)
 	require.True(t, bytes.Equal(got, want), "the crate's output differs from testdata/choosek/vectors.tsv")
-}
-
-// TestChooseKHistoryIndependent removes the same k nodes of 200 in random
-// orders, one at a time and in batches: every order gives the same
-// placement, the same top-3 lists, the same state bytes and the same
-// fingerprint.
-func TestChooseKHistoryIndependent(t *testing.T) {
-	const n = 200
-	rng := rand.New(rand.NewPCG(7, 8))
-	keys := chashtest.Keys(3000)
-	if testing.Short() {
-		keys = keys[:500]
-	}
-	base, err := chash.NewChooseK(chashtest.Nodes(n))
-	require.NoError(t, err)
-	for _, k := range []int{1, 5, 50, 150, 199} {
-		gone := measure.IDs(chashtest.Nodes(n))
-		rng.Shuffle(n, func(i, j int) { gone[i], gone[j] = gone[j], gone[i] })
-		gone = gone[:k]
-		var want []string
-		var wantState []byte
-		var wantFP string
-		for round := range 4 {
-			order := slices.Clone(gone)
-			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-			p := base
-			if round%2 == 0 {
-				for _, id := range order {
-					p, err = p.Remove(id)
-					require.NoError(t, err)
-				}
-			} else {
-				p, err = p.Remove(order...)
-				require.NoError(t, err)
-			}
-			var got []string
-			var buf []chash.Node
-			for _, key := range keys {
-				buf = p.AppendTopKString(buf[:0], key, min(3, p.Len()))
-				got = append(got, fmt.Sprint(measure.IDs(buf)))
-			}
-			e := p.Engine()
-			state, _ := e.MarshalBinary()
-			if round == 0 {
-				want, wantState, wantFP = got, state, chash.Fingerprint(p)
-				continue
-			}
-			require.Equal(t, want, got, "%d removed: round %d places keys differently", k, round)
-			require.Equal(t, wantState, state, "%d removed: round %d", k, round)
-			require.Equal(t, wantFP, chash.Fingerprint(p))
-		}
-	}
-}
-
-// TestChooseKMovement removes a middle node: exactly its keys move,
-// evenly over the others; adding it back restores the placement.
-func TestChooseKMovement(t *testing.T) {
-	p, err := chash.NewChooseK(chashtest.Nodes(50))
-	require.NoError(t, err)
-	keys := chashtest.Keys(30_000)
-	before := measure.Owners(p, keys)
-	q, err := p.Remove("node-17")
-	require.NoError(t, err)
-	after := measure.Owners(q, keys)
-	moved := 0
-	for i := range keys {
-		if before[i] == "node-17" {
-			require.NotEqual(t, "node-17", after[i])
-			moved++
-		} else {
-			require.Equal(t, before[i], after[i], "key %q moved between nodes that stay", keys[i])
-		}
-	}
-	assert.InDelta(t, float64(len(keys))/50, float64(moved), 5*math.Sqrt(float64(len(keys))/50))
-	r, err := q.Add(chash.Node{ID: "node-17"})
-	require.NoError(t, err)
-	assert.Equal(t, before, measure.Owners(r, keys))
-	assert.Equal(t, chash.Fingerprint(p), chash.Fingerprint(r))
-}
-
-// TestChooseKBalance removes 0, 10, 50 and 90% of 1,000 nodes at random and
-// checks the load of the rest against the noise of a perfect placement.
-func TestChooseKBalance(t *testing.T) {
-	const n = 1000
-	keys := chashtest.Keys(100_000)
-	if testing.Short() {
-		keys = keys[:30_000]
-	}
-	order := rand.New(rand.NewPCG(3, 4)).Perm(n)
-	for _, frac := range []float64{0, 0.1, 0.5, 0.9} {
-		p, err := chash.NewChooseK(chashtest.Nodes(n))
-		require.NoError(t, err)
-		var ids []string
-		for _, i := range order[:int(frac*n)] {
-			ids = append(ids, fmt.Sprintf("node-%d", i))
-		}
-		if len(ids) > 0 {
-			p, err = p.Remove(ids...)
-			require.NoError(t, err)
-		}
-		cv, peak := measure.Stats(measure.Load(measure.Owners(p, keys), measure.IDs(p.Nodes())))
-		noise := 1 / math.Sqrt(float64(len(keys))/float64(p.Len()))
-		t.Logf("%2.0f%% removed: %d nodes, CV %.4f (noise %.4f), peak/mean %.3f", 100*frac, p.Len(), cv, noise, peak)
-		assert.Less(t, cv, 1.3*noise+0.005, "%.0f%% removed", 100*frac)
-	}
 }
 
 // TestChooseKDrain removes all but a few of 1,000 nodes (300 in -short): lookups and top-k

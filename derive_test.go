@@ -78,7 +78,7 @@ func TestDeriveNestedHolder(t *testing.T) {
 // Options survive a derivation.
 func TestDeriveKeepsOptions(t *testing.T) {
 	nodes := []chash.Node{{ID: "a"}, {ID: "b"}}
-	opts := []chash.Option{chash.WithHasher(chash.XXHashSeed(9)), chash.WithVnodes(10), chash.WithTableSize(1009), chash.WithPartitions(64)}
+	opts := []chash.Option{chash.WithHasher(chash.XXHashSeed(9)), chash.WithVnodes(10), chash.WithTableSize(1009), chash.WithPartitions(64), chash.WithCapacity(4)}
 	for _, a := range chash.Algorithms() {
 		p, err := chash.New(a, nodes, opts...)
 		require.NoError(t, err)
@@ -87,9 +87,15 @@ func TestDeriveKeepsOptions(t *testing.T) {
 		require.NoError(t, err)
 		got, err := chash.Derive(p, next)
 		require.NoError(t, err)
-		m, err := chash.Diff(want, got)
-		require.NoError(t, err)
-		assert.Zero(t, m.Moved, a)
+		if d, ok := got.(*chash.Dx); ok {
+			// A new Dx member takes the first free place of a fixed
+			// sequence, not the next: compare with the same places.
+			want, err = chash.NewDxFrom(d.Engine(), d.Nodes(), opts...)
+			require.NoError(t, err)
+		}
+		// Equal fingerprints: the same placement (Diff would sample the
+		// keys of most algorithms, at a cost the test need not pay).
+		assert.Equal(t, chash.Fingerprint(want), chash.Fingerprint(got), a)
 		buf := make([]chash.Node, 0, 3)
 		for _, k := range []string{"x", "y", "z", "w"} {
 			assert.Equal(t, want.AppendTopKString(nil, k, 3), got.AppendTopKString(buf[:0], k, 3), "%v %s", a, k)
@@ -117,7 +123,7 @@ func FuzzDerive(f *testing.F) {
 			return
 		}
 		chashtest.CheckTopK(t, q, key, 4)
-		if a == chash.AlgorithmJump || a == chash.AlgorithmJumpBack {
+		if a.Positional() || a.Stateful() {
 			return // bucket order follows p, not next
 		}
 		want, err := chash.New(a, next, opts...)

@@ -53,7 +53,7 @@ const dxAddKey = 1228
 // fails with ErrInvalidOption unless 1 <= working <= size <= 1<<24.
 // O(size).
 func NewDxEngine(size, working int) (DxEngine, error) {
-	if working < 1 || working > size || size > maxEngineBuckets {
+	if working < 1 || working > size || size > maxBuckets {
 		return DxEngine{}, fmt.Errorf("%w: NewDxEngine(%d, %d): want 1 <= working <= size <= 16777216", ErrInvalidOption, size, working)
 	}
 	e := DxEngine{set: make([]uint64, (size+63)/64), size: uint32(size), n: uint32(working), m: fastModM(uint32(size))}
@@ -189,8 +189,8 @@ func (e *DxEngine) Add() (int, error) {
 func (e *DxEngine) add() (int, error) {
 	if e.n == e.size {
 		size := uint32(1) << bits.Len32(e.n)
-		if size > maxEngineBuckets {
-			return -1, fmt.Errorf("%w: a DxEngine holds at most %d nodes", ErrTooLarge, maxEngineBuckets)
+		if size > maxBuckets {
+			return -1, fmt.Errorf("%w: a DxEngine holds at most %d nodes", ErrTooLarge, maxBuckets)
 		}
 		for len(e.set) < int(size+63)/64 {
 			e.set = append(e.set, 0)
@@ -206,8 +206,6 @@ func (e *DxEngine) add() (int, error) {
 	e.n++
 	return int(b), nil
 }
-
-func (e *DxEngine) working() int { return e.Len() }
 
 // Clone returns a copy of e that shares no storage with it. O(size).
 func (e *DxEngine) Clone() DxEngine {
@@ -244,7 +242,7 @@ func (e *DxEngine) MarshalText() ([]byte, error) {
 // or not below the size, or frees every node, and for a size above 1<<24.
 // O(size).
 func (e *DxEngine) UnmarshalText(text []byte) error {
-	size, free, err := parseState(text, "dx", maxEngineBuckets)
+	size, free, err := parseState(text, "dx", maxBuckets)
 	if err != nil {
 		return err
 	}
@@ -290,9 +288,7 @@ func (e *DxEngine) UnmarshalText(text []byte) error {
 // array order. The zero Dx, like a nil *Dx, is empty: lookups return the
 // zero Node, Len is 0, and Add builds a placer with the default options.
 type Dx struct {
-	e     DxEngine
-	nodes []Node // by place, up to the highest working one; others hold the zero Node
-	cfg   config
+	slots[DxEngine, *DxEngine] // the engine, the members by place, the options
 }
 
 var (
@@ -345,26 +341,8 @@ func NewDxFrom(e DxEngine, nodes []Node, opts ...Option) (*Dx, error) {
 }
 
 func newDxFrom(e DxEngine, nodes []Node, cfg config) (*Dx, error) {
-	ns, err := checkNodes(nodes, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := equalWeights(ns); err != nil {
-		return nil, err
-	}
-	if len(ns) != e.Len() {
-		return nil, fmt.Errorf("%w: the state has %d working nodes and %d nodes are given", ErrInvalidState, e.Len(), len(ns))
-	}
-	p := &Dx{e: e, cfg: cfg}
-	for b, i := 0, 0; i < len(ns); b++ {
-		if e.Working(b) {
-			p.nodes = append(p.nodes, ns[i])
-			i++
-		} else {
-			p.nodes = append(p.nodes, Node{})
-		}
-	}
-	return p, nil
+	s, err := newSlots[DxEngine](e, nodes, cfg)
+	return wrap(&Dx{s}, err)
 }
 
 // Lookup returns the node of key's place. It allocates nothing.
@@ -439,7 +417,7 @@ func (p *Dx) Nodes() []Node {
 	if p.empty() {
 		return nil
 	}
-	return members(p.nodes, p.e.Len())
+	return p.members()
 }
 
 // Len returns the number of members.
@@ -467,16 +445,8 @@ func (p *Dx) Add(nodes ...Node) (*Dx, error) {
 	if p.empty() {
 		return NewDx(nodes)
 	}
-	q, m := p.change()
-	ns, err := m.checkAdded(nodes)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.addNodes(&q.e, ns); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
+	s, err := p.added(nodes)
+	return wrap(&Dx{s}, err)
 }
 
 // Remove returns a Dx without the given members: only their keys move, and
@@ -487,12 +457,8 @@ func (p *Dx) Remove(ids ...string) (*Dx, error) {
 	if p.empty() {
 		return nil, removeFromEmpty(ids)
 	}
-	q, m := p.change()
-	if err := m.removeIDs(&q.e, ids); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
+	s, err := p.removed(ids)
+	return wrap(&Dx{s}, err)
 }
 
 // Replace returns a Dx in which n takes the place of the member with ID id:
@@ -500,33 +466,19 @@ func (p *Dx) Remove(ids ...string) (*Dx, error) {
 // an ID not otherwise in use. O(size + n log n); p is unchanged.
 func (p *Dx) Replace(id string, n Node) (*Dx, error) {
 	if p.empty() {
-		return nil, fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
+		return nil, replaceInEmpty(id)
 	}
-	q, m := p.change()
-	if err := m.replace(id, n); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
+	s, err := p.replaced(id, n)
+	return wrap(&Dx{s}, err)
 }
 
-// with is Derive for a Dx: see membership.derive.
+// with is Derive for a Dx: see edit.derive.
 func (p *Dx) with(nodes []Node) (Placer, error) {
 	if p.empty() {
 		return placer(NewDx(nodes))
 	}
-	q, m := p.change()
-	if err := m.derive(&q.e, nodes); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
-}
-
-// change returns a copy of p to change, and its membership.
-func (p *Dx) change() (*Dx, *membership) {
-	m := newMembership(p.nodes)
-	return &Dx{e: p.e.Clone(), nodes: m.nodes, cfg: p.cfg}, &m
+	s, err := p.derived(nodes)
+	return placer(&Dx{s}, err)
 }
 
 // Fingerprint returns the placement's fingerprint for [Fingerprint], such
@@ -536,7 +488,8 @@ func (p *Dx) Fingerprint() string {
 	if p.empty() {
 		return FingerprintNone
 	}
-	return fingerprintEngine("dx", &p.e, p.Nodes(), p.cfg.hasher)
+	text, _ := p.e.MarshalText()
+	return fingerprintSlots("dx", text, p.Nodes(), p.cfg.hasher)
 }
 
 // empty reports whether p is nil or the zero Dx.

@@ -34,13 +34,13 @@ func fpBuild(t testing.TB, a chash.Algorithm, nodes []chash.Node, opts ...chash.
 func fpEqual(n int) []chash.Node { return chashtest.Nodes(n) }
 
 func fpNodesFor(a chash.Algorithm, n int) []chash.Node {
-	if a == chash.AlgorithmJump || a == chash.AlgorithmJumpBack {
+	if !a.Weighted() {
 		return fpEqual(n)
 	}
 	return fpNodes(n)
 }
 
-var fpFormat = regexp.MustCompile(`^(ring|rendezvous|jump|jumpback|maglev|bounded|shardmap|placer)-[0-9a-f]{16}$`)
+var fpFormat = regexp.MustCompile(`^(ring|rendezvous|jump|jumpback|maglev|bounded|memento|anchor|dx|binomial|flip|jumpbackanchor|choosek|shardmap|placer)-[0-9a-f]{16}$`)
 
 func TestFingerprintEqualPlacements(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
@@ -51,7 +51,7 @@ func TestFingerprintEqualPlacements(t *testing.T) {
 		assert.Regexp(t, fpFormat, fp)
 		assert.Equal(t, fp, chash.Fingerprint(fpBuild(t, a, nodes)), "%v rebuilt", a)
 		assert.Equal(t, fp, chash.Fingerprint(chash.NewHolder(p)), "%v in a holder", a)
-		if a != chash.AlgorithmJump && a != chash.AlgorithmJumpBack { // their order is the bucket numbering
+		if !a.Positional() && !a.Stateful() { // their order is the bucket numbering
 			shuffled := slices.Clone(nodes)
 			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 			q := fpBuild(t, a, shuffled)

@@ -1,7 +1,6 @@
 package chash
 
 import (
-	"fmt"
 	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
@@ -185,10 +184,6 @@ func (p *Flip) Nodes() []Node { return p.jump().Nodes() }
 // Len returns the number of members.
 func (p *Flip) Len() int { return p.jump().Len() }
 
-// Positional reports true: node i of the order given to NewFlip is bucket
-// i, so a reordered list moves nearly every key (see [IsPositional]).
-func (p *Flip) Positional() bool { return true }
-
 // Add returns a Flip with the given nodes appended as the next buckets, in
 // order, under [Jump.Add]'s rules: each takes about 1/(new n) of the keys,
 // all from the others. O(n log n); p is unchanged.
@@ -214,7 +209,7 @@ func (p *Flip) Remove(ids ...string) (*Flip, error) {
 // O(n log n); p is unchanged.
 func (p *Flip) Replace(id string, n Node) (*Flip, error) {
 	if p.empty() {
-		return nil, fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
+		return nil, replaceInEmpty(id)
 	}
 	return wrapFlip(p.jump().Replace(id, n))
 }

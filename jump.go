@@ -340,16 +340,6 @@ func (p *Jump) derive(nodes []Node) (*Jump, error) {
 	return &Jump{nodes: ns, cfg: p.cfg}, nil
 }
 
-// equalWeights reports a node whose weight differs from the first's.
-func equalWeights(nodes []Node) error {
-	for _, n := range nodes {
-		if n.Weight != nodes[0].Weight {
-			return fmt.Errorf("%w: node %q has weight %v and node %q %v: jump needs equal weights", ErrInvalidWeight, n.ID, n.Weight, nodes[0].ID, nodes[0].Weight)
-		}
-	}
-	return nil
-}
-
 // Remove returns a Jump without the given nodes, which must be the last
 // ones (in any order): only their keys move. It fails with ErrUnknownNode if
 // an ID is not a member, with ErrNotLast if a node is not among the last
@@ -387,7 +377,7 @@ func (p *Jump) Remove(ids ...string) (*Jump, error) {
 // p is unchanged.
 func (p *Jump) Replace(id string, n Node) (*Jump, error) {
 	if p.empty() {
-		return nil, fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
+		return nil, replaceInEmpty(id)
 	}
 	i := p.index(id)
 	if i < 0 {

@@ -1,7 +1,6 @@
 package chash
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 
@@ -239,7 +238,7 @@ func (p *JumpBack) Remove(ids ...string) (*JumpBack, error) {
 // O(n log n); p is unchanged.
 func (p *JumpBack) Replace(id string, n Node) (*JumpBack, error) {
 	if p.empty() {
-		return nil, fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
+		return nil, replaceInEmpty(id)
 	}
 	return wrapJumpBack(p.jump().Replace(id, n))
 }

@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/keyplace/chash/internal/digest"
+	"github.com/keyplace/chash/internal/place"
 )
-
-// maxAnchorBuckets bounds a JumpBackAnchorEngine's bucket range, so that no
-// state, however corrupted, makes it allocate more than 128 MiB.
-const maxAnchorBuckets = 1 << 24
 
 // JumpBackAnchorEngine is the bucket set of hash4j's JumpBackAnchor
 // (ConsistentHashing.jumpBackAnchorHash with SplitMix64 in Dynatrace's
@@ -52,9 +48,9 @@ type JumpBackAnchorEngine struct {
 func NewJumpBackAnchorEngine(n int) (JumpBackAnchorEngine, error) {
 	switch {
 	case n < 0:
-		return JumpBackAnchorEngine{}, fmt.Errorf("%w: NewJumpBackAnchorEngine(%d): want 0 to %d", ErrInvalidOption, n, maxAnchorBuckets)
-	case n > maxAnchorBuckets:
-		return JumpBackAnchorEngine{}, fmt.Errorf("%w: NewJumpBackAnchorEngine(%d): want 0 to %d", ErrTooLarge, n, maxAnchorBuckets)
+		return JumpBackAnchorEngine{}, fmt.Errorf("%w: NewJumpBackAnchorEngine(%d): want 0 to %d", ErrInvalidOption, n, maxBuckets)
+	case n > maxBuckets:
+		return JumpBackAnchorEngine{}, fmt.Errorf("%w: NewJumpBackAnchorEngine(%d): want 0 to %d", ErrTooLarge, n, maxBuckets)
 	}
 	return JumpBackAnchorEngine{n: int32(n)}, nil
 }
@@ -78,7 +74,12 @@ func (s *JumpBackAnchorEngine) Buckets() []int {
 	return out
 }
 
-// Removed reports whether bucket b is a removed bucket of the range.
+// Working reports whether bucket b works.
+func (s *JumpBackAnchorEngine) Working(b int) bool {
+	return b >= 0 && b < int(s.n) && !s.isRemoved(int32(b))
+}
+
+// isRemoved reports whether bucket b is a removed bucket of the range.
 func (s *JumpBackAnchorEngine) isRemoved(b int32) bool {
 	return int(b) < len(s.ka) && s.ka[b] != 0
 }
@@ -88,10 +89,12 @@ func (s *JumpBackAnchorEngine) isRemoved(b int32) bool {
 // About 1/(n+1) of keys move to it, all from other buckets. It fails with
 // ErrTooLarge, adding nothing, when the range is full (2^24 buckets).
 // O(1).
-func (s *JumpBackAnchorEngine) Add() (int, error) {
+func (s *JumpBackAnchorEngine) Add() (int, error) { return s.add() }
+
+func (s *JumpBackAnchorEngine) add() (int, error) {
 	if len(s.removed) == 0 {
-		if s.n >= maxAnchorBuckets {
-			return 0, fmt.Errorf("%w: a JumpBackAnchor engine of %d buckets", ErrTooLarge, maxAnchorBuckets)
+		if s.n >= maxBuckets {
+			return 0, fmt.Errorf("%w: a JumpBackAnchor engine of %d buckets", ErrTooLarge, maxBuckets)
 		}
 		s.n++
 		return int(s.n - 1), nil
@@ -109,22 +112,28 @@ func (s *JumpBackAnchorEngine) Add() (int, error) {
 // removed shrinks the range. O(1) expected, plus the growth of the
 // bucket storage to b+1 entries.
 func (s *JumpBackAnchorEngine) Remove(b int) error {
-	if b < 0 || b >= int(s.n) || s.isRemoved(int32(b)) {
-		return fmt.Errorf("%w: bucket %d is not a working bucket of the JumpBackAnchor engine", ErrUnknownNode, b)
-	}
 	switch {
-	case int(s.n)-1 == len(s.removed):
+	case !s.Working(b):
+		return fmt.Errorf("%w: bucket %d is not a working bucket of the JumpBackAnchor engine", ErrUnknownNode, b)
+	case s.Len() == 1:
 		*s = JumpBackAnchorEngine{}
-	case b == int(s.n)-1 && len(s.removed) == 0:
-		s.n--
 	default:
-		s.removed = append(s.removed, int32(b))
-		if b >= len(s.ka) {
-			s.ka = slices.Grow(s.ka, b+1-len(s.ka))[:b+1]
-		}
-		s.anchor(int32(b), s.n-int32(len(s.removed)))
+		s.remove(b)
 	}
 	return nil
+}
+
+// remove is Remove for a working bucket that is not the last working one.
+func (s *JumpBackAnchorEngine) remove(b int) {
+	if b == int(s.n)-1 && len(s.removed) == 0 {
+		s.n--
+		return
+	}
+	s.removed = append(s.removed, int32(b))
+	if b >= len(s.ka) {
+		s.ka = slices.Grow(s.ka, b+1-len(s.ka))[:b+1]
+	}
+	s.anchor(int32(b), s.n-int32(len(s.removed)))
 }
 
 // anchor records b's removal, after which n buckets work.
@@ -229,8 +238,8 @@ func (s *JumpBackAnchorEngine) UnmarshalBinary(data []byte) error {
 	switch {
 	case n < 0:
 		return fmt.Errorf("%w: negative bucket range %d", ErrInvalidState, n)
-	case n > maxAnchorBuckets:
-		return fmt.Errorf("%w: bucket range %d above %d", ErrTooLarge, n, maxAnchorBuckets)
+	case n > maxBuckets:
+		return fmt.Errorf("%w: bucket range %d above %d", ErrTooLarge, n, maxBuckets)
 	case len(removed) > 0 && len(removed) >= int(n):
 		return fmt.Errorf("%w: %d of %d buckets removed", ErrInvalidState, len(removed), n)
 	}
@@ -276,12 +285,13 @@ func (s *JumpBackAnchorEngine) UnmarshalBinary(data []byte) error {
 // *JumpBackAnchor, is empty: lookups return the zero Node, Len is 0, and
 // Add builds a placer with the default options.
 type JumpBackAnchor struct {
-	nodes []Node // by bucket, the zero Node at a removed bucket
-	state JumpBackAnchorEngine
-	cfg   config
+	slots[JumpBackAnchorEngine, *JumpBackAnchorEngine] // the engine, the members by bucket, the options
 }
 
-var _ Placer = (*JumpBackAnchor)(nil)
+var (
+	_ Placer        = (*JumpBackAnchor)(nil)
+	_ Fingerprinter = (*JumpBackAnchor)(nil)
+)
 
 // NewJumpBackAnchor builds a JumpBackAnchor placer whose bucket i is
 // nodes[i], with no removed bucket. It uses WithHasher and ignores the
@@ -290,61 +300,26 @@ var _ Placer = (*JumpBackAnchor)(nil)
 // differ (ErrInvalidWeight); more than 2^24 nodes fail with ErrTooLarge.
 // O(n log n).
 func NewJumpBackAnchor(nodes []Node, opts ...Option) (*JumpBackAnchor, error) {
-	cfg, err := newConfig(opts)
+	e, err := NewJumpBackAnchorEngine(len(nodes))
 	if err != nil {
 		return nil, err
 	}
-	ns, err := checkNodes(nodes, false)
-	if err != nil {
-		return nil, err
-	}
-	return newJumpBackAnchor(cfg, ns, nil)
+	return NewJumpBackAnchorFrom(e, nodes, opts...)
 }
 
-// NewJumpBackAnchorFrom builds the JumpBackAnchor placer with state s whose
-// working buckets, in ascending order, are nodes: the placer another
+// NewJumpBackAnchorFrom builds the JumpBackAnchor placer with engine e
+// whose working buckets, in ascending order, are nodes: the placer another
 // process built with the same nodes (its Nodes()) and the same state (its
 // Engine(), sent as MarshalBinary's bytes), and so the same placement. It
 // fails as NewJumpBackAnchor does, and with ErrInvalidState if len(nodes)
-// is not s.Len(). s is copied. O(n log n + s.Range()).
+// is not e.Len(). e is copied. O(n log n + e.Range()).
 func NewJumpBackAnchorFrom(e JumpBackAnchorEngine, nodes []Node, opts ...Option) (*JumpBackAnchor, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	ns, err := checkNodes(nodes, false)
-	if err != nil {
-		return nil, err
-	}
-	return newJumpBackAnchor(cfg, ns, &e)
-}
-
-// newJumpBackAnchor is NewJumpBackAnchorFrom for checked nodes, and
-// NewJumpBackAnchor for a nil s.
-func newJumpBackAnchor(cfg config, ns []Node, s *JumpBackAnchorEngine) (*JumpBackAnchor, error) {
-	if err := equalWeights(ns); err != nil {
-		return nil, err
-	}
-	switch {
-	case len(ns) > maxAnchorBuckets:
-		return nil, fmt.Errorf("%w: %d nodes, above %d", ErrTooLarge, len(ns), maxAnchorBuckets)
-	case s == nil:
-		s = &JumpBackAnchorEngine{n: int32(len(ns))}
-	case s.Len() != len(ns):
-		return nil, fmt.Errorf("%w: %d nodes for a state of %d working buckets", ErrInvalidState, len(ns), s.Len())
-	default:
-		c := s.Clone()
-		s = &c
-	}
-	byBucket := make([]Node, s.n)
-	i := 0
-	for b := range byBucket {
-		if !s.isRemoved(int32(b)) {
-			byBucket[b] = ns[i]
-			i++
-		}
-	}
-	return &JumpBackAnchor{nodes: byBucket, state: *s, cfg: cfg}, nil
+	s, err := newSlots[JumpBackAnchorEngine](e.Clone(), nodes, cfg)
+	return wrap(&JumpBackAnchor{s}, err)
 }
 
 // Lookup returns the node of key's bucket. O(1) expected, no allocation.
@@ -352,7 +327,7 @@ func (p *JumpBackAnchor) Lookup(key []byte) Node {
 	if p.empty() {
 		return Node{}
 	}
-	return p.nodes[p.state.bucket(p.cfg.hasher.sum(key))]
+	return p.nodes[p.e.bucket(p.cfg.hasher.sum(key))]
 }
 
 // LookupString is Lookup for a string key.
@@ -360,12 +335,12 @@ func (p *JumpBackAnchor) LookupString(key string) Node {
 	if p.empty() {
 		return Node{}
 	}
-	return p.nodes[p.state.bucket(p.cfg.hasher.sumString(key))]
+	return p.nodes[p.e.bucket(p.cfg.hasher.sumString(key))]
 }
 
 // anchorTopDraws is how many draws AppendTopK makes before it takes the
 // remaining nodes in bucket order.
-const anchorTopDraws = 32
+const anchorTopDraws = maxDrawn - 1
 
 // AppendTopK appends up to k distinct nodes for key; the first is Lookup's.
 // The others are the distinct buckets of keys mix64(h + i·φ), i = 1, 2, ...
@@ -391,39 +366,25 @@ func (p *JumpBackAnchor) AppendTopKString(dst []Node, key string, k int) []Node 
 }
 
 func (p *JumpBackAnchor) appendTopK(dst []Node, h uint64, k int) []Node {
-	n := p.state.Len()
-	k = min(max(k, 0), n)
+	k = place.ClampK(k, p.e.Len())
 	if k == 0 {
 		return dst
 	}
-	var chosen [anchorTopDraws + 1]int32
-	m := 0
-	b := p.state.bucket(h)
-	chosen[m], m = int32(b), 1
-	dst = append(dst, p.nodes[b])
-	for i := uint64(1); i <= anchorTopDraws && m < k; i++ {
-		b := int32(p.state.bucket(mix64(h + i*phi)))
-		if !slices.Contains(chosen[:m], b) {
-			chosen[m], m = b, m+1
-			dst = append(dst, p.nodes[b])
+	var c drawnSet
+	b := p.e.bucket(h)
+	c.add(b)
+	dst = place.Append(dst, &p.nodes[b])
+	for i := uint64(1); i <= anchorTopDraws && c.m < k; i++ {
+		if b := p.e.bucket(mix64(h + i*phi)); !c.has(b) {
+			c.add(b)
+			dst = place.Append(dst, &p.nodes[b])
 		}
 	}
-	if m == k {
+	if c.m == k {
 		return dst
 	}
-	// The rest in bucket order from a hashed start, skipping removed
-	// buckets and those already drawn.
-	r := int(p.state.n)
-	for i, b := 0, int(mix64(h)%uint64(r)); m < k && i < r; i, b = i+1, b+1 {
-		if b == r {
-			b = 0
-		}
-		if !p.state.isRemoved(int32(b)) && !slices.Contains(chosen[:min(m, len(chosen))], int32(b)) {
-			dst = append(dst, p.nodes[b])
-			m++
-		}
-	}
-	return dst
+	r := int(p.e.n)
+	return appendInOrder(dst, p.nodes, r, int(mix64(h)%uint64(r)), k-c.m, &c)
 }
 
 // Nodes returns the members in bucket order.
@@ -431,13 +392,7 @@ func (p *JumpBackAnchor) Nodes() []Node {
 	if p.empty() {
 		return nil
 	}
-	out := make([]Node, 0, p.state.Len())
-	for _, n := range p.nodes {
-		if n.ID != "" {
-			out = append(out, n)
-		}
-	}
-	return out
+	return p.members()
 }
 
 // Len returns the number of members.
@@ -445,7 +400,7 @@ func (p *JumpBackAnchor) Len() int {
 	if p.empty() {
 		return 0
 	}
-	return p.state.Len()
+	return p.e.Len()
 }
 
 // Engine returns a copy of p's engine, whose MarshalBinary is the state to
@@ -455,7 +410,7 @@ func (p *JumpBackAnchor) Engine() JumpBackAnchorEngine {
 	if p.empty() {
 		return JumpBackAnchorEngine{}
 	}
-	return p.state.Clone()
+	return p.e.Clone()
 }
 
 // Add returns a JumpBackAnchor with the given nodes added in order, each
@@ -466,27 +421,8 @@ func (p *JumpBackAnchor) Add(nodes ...Node) (*JumpBackAnchor, error) {
 	if p.empty() {
 		return NewJumpBackAnchor(nodes)
 	}
-	members := p.Nodes()
-	all, err := checkNodes(append(members, nodes...), false)
-	if err != nil {
-		return nil, err
-	}
-	if err := equalWeights(all); err != nil {
-		return nil, err
-	}
-	q := p.clone()
-	for _, n := range all[len(members):] {
-		b, err := q.state.Add()
-		if err != nil {
-			return nil, err
-		}
-		if b == len(q.nodes) {
-			q.nodes = append(q.nodes, n)
-		} else {
-			q.nodes[b] = n
-		}
-	}
-	return q, nil
+	s, err := p.added(nodes)
+	return wrap(&JumpBackAnchor{s}, err)
 }
 
 // Remove returns a JumpBackAnchor without the given nodes, removed in the
@@ -498,121 +434,30 @@ func (p *JumpBackAnchor) Remove(ids ...string) (*JumpBackAnchor, error) {
 	if p.empty() {
 		return nil, removeFromEmpty(ids)
 	}
-	index := p.buckets()
-	q := p.clone()
-	for _, id := range ids {
-		b, ok := index[id]
-		if !ok {
-			return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
-		}
-		delete(index, id)
-		if len(index) == 0 {
-			return nil, fmt.Errorf("%w: removing %d of %d nodes", ErrNoNodes, len(ids), p.Len())
-		}
-		_ = q.state.Remove(b) // b is a member's working bucket
-		q.nodes[b] = Node{}
-	}
-	q.nodes = q.nodes[:q.state.n] // the range shrinks when the last bucket goes
-	return q, nil
+	s, err := p.removed(ids)
+	return wrap(&JumpBackAnchor{s}, err)
 }
 
 // Replace returns a JumpBackAnchor in which n takes the bucket of the node
 // with ID id: only that node's keys move, to n. n must have the members'
 // weight and an ID not otherwise in use; it may keep id. It fails with
-// ErrUnknownNode if id is not a member. O(n); p is unchanged.
+// ErrUnknownNode if id is not a member. The state is unchanged. O(n); p
+// is unchanged.
 func (p *JumpBackAnchor) Replace(id string, n Node) (*JumpBackAnchor, error) {
 	if p.empty() {
-		return nil, fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
+		return nil, replaceInEmpty(id)
 	}
-	b, ok := p.buckets()[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownNode, id)
-	}
-	all := p.Nodes()
-	for i := range all {
-		if all[i].ID == id {
-			all[i] = n
-		}
-	}
-	all, err := checkNodes(all, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := equalWeights(all); err != nil {
-		return nil, err
-	}
-	q := p.clone()
-	if n.Weight == 0 {
-		n.Weight = 1
-	}
-	q.nodes[b] = n
-	return q, nil
+	s, err := p.replaced(id, n)
+	return wrap(&JumpBackAnchor{s}, err)
 }
 
-// with is Derive's: nodes is a set. Members keep their buckets, departed
-// members are removed in ascending bucket order, then new nodes are added
-// in the order given (into the removed buckets, last removed first). When
-// no member stays, the state starts afresh, as hash4j's does once its last
-// bucket is removed, and the result is NewJumpBackAnchor(nodes).
+// with is Derive for a JumpBackAnchor: see edit.derive.
 func (p *JumpBackAnchor) with(nodes []Node) (Placer, error) {
-	ns, err := checkNodes(nodes, false)
-	if err != nil {
-		return nil, err
-	}
 	if p.empty() {
-		return NewJumpBackAnchor(nodes)
+		return placer(NewJumpBackAnchor(nodes))
 	}
-	in := make(map[string]bool, len(ns))
-	for _, n := range ns {
-		in[n.ID] = true
-	}
-	var gone []string
-	stay := make(map[string]bool, len(ns))
-	for _, n := range p.Nodes() {
-		if in[n.ID] {
-			stay[n.ID] = true
-		} else {
-			gone = append(gone, n.ID)
-		}
-	}
-	if len(stay) == 0 {
-		return newJumpBackAnchor(p.cfg, ns, nil)
-	}
-	if err := equalWeights(append(ns, p.Nodes()[0])); err != nil {
-		return nil, err
-	}
-	var added []Node
-	for _, n := range ns {
-		if !stay[n.ID] {
-			added = append(added, n)
-		}
-	}
-	q := p
-	if len(gone) > 0 {
-		if q, err = q.Remove(gone...); err != nil {
-			return nil, err
-		}
-	}
-	if len(added) > 0 {
-		return q.Add(added...)
-	}
-	return q, nil
-}
-
-// buckets returns each member's bucket by ID.
-func (p *JumpBackAnchor) buckets() map[string]int {
-	index := make(map[string]int, p.state.Len())
-	for b, n := range p.nodes {
-		if n.ID != "" {
-			index[n.ID] = b
-		}
-	}
-	return index
-}
-
-// clone returns a copy of p that shares no mutable memory with it.
-func (p *JumpBackAnchor) clone() *JumpBackAnchor {
-	return &JumpBackAnchor{nodes: slices.Clone(p.nodes), state: p.state.Clone(), cfg: p.cfg}
+	s, err := p.derived(nodes)
+	return placer(&JumpBackAnchor{s}, err)
 }
 
 // Fingerprint returns the digest [Fingerprint] reports for p:
@@ -622,10 +467,9 @@ func (p *JumpBackAnchor) Fingerprint() string {
 	if p.empty() {
 		return FingerprintNone
 	}
-	st, _ := p.state.MarshalBinary()
-	d := digest.New().Str("jumpbackanchor").Str(string(st))
-	return digestAll(d, p.Nodes(), p.cfg.hasher).Sum("jumpbackanchor")
+	st, _ := p.e.MarshalBinary()
+	return fingerprintSlots("jumpbackanchor", st, p.Nodes(), p.cfg.hasher)
 }
 
 // empty reports whether p is nil or the zero JumpBackAnchor.
-func (p *JumpBackAnchor) empty() bool { return p == nil || p.state.Len() <= 0 }
+func (p *JumpBackAnchor) empty() bool { return p == nil || p.e.Len() <= 0 }

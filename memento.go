@@ -198,8 +198,8 @@ func (e *MementoEngine) Remove(b int) error {
 		return fmt.Errorf("%w: bucket %d is not a working bucket", ErrUnknownNode, b)
 	case e.Len() == 1:
 		return fmt.Errorf("%w: bucket %d is the last working bucket", ErrNoNodes, b)
-	case len(e.stack) >= maxEngineBuckets:
-		return fmt.Errorf("%w: more than %d buckets removed", ErrTooLarge, maxEngineBuckets)
+	case len(e.stack) >= maxBuckets:
+		return fmt.Errorf("%w: more than %d buckets removed", ErrTooLarge, maxBuckets)
 	}
 	e.remove(b)
 	return nil
@@ -290,10 +290,6 @@ func (e *MementoEngine) delete(b uint32) {
 	e.slots[i] = mementoSlot{}
 }
 
-// working and the methods above make the engine what the placer's
-// membership changes use.
-func (e *MementoEngine) working() int { return e.Len() }
-
 // Clone returns a copy of e that shares no storage with it. O(removed).
 func (e *MementoEngine) Clone() MementoEngine {
 	if e == nil {
@@ -376,9 +372,7 @@ func (e *MementoEngine) UnmarshalText(text []byte) error {
 // lookups return the zero Node, Len is 0, and Add builds a placer with the
 // default options.
 type Memento struct {
-	e     MementoEngine
-	nodes []Node // by bucket; removed buckets hold the zero Node
-	cfg   config
+	slots[MementoEngine, *MementoEngine] // the engine, the members by bucket, the options
 }
 
 var (
@@ -410,25 +404,8 @@ func NewMementoFrom(e MementoEngine, nodes []Node, opts ...Option) (*Memento, er
 	if err != nil {
 		return nil, err
 	}
-	ns, err := checkNodes(nodes, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := equalWeights(ns); err != nil {
-		return nil, err
-	}
-	if len(ns) != e.Len() {
-		return nil, fmt.Errorf("%w: the state has %d working buckets and %d nodes are given", ErrInvalidState, e.Len(), len(ns))
-	}
-	p := &Memento{e: e.Clone(), nodes: make([]Node, e.n), cfg: cfg}
-	i := 0
-	for b := range p.nodes {
-		if p.e.Working(b) {
-			p.nodes[b] = ns[i]
-			i++
-		}
-	}
-	return p, nil
+	s, err := newSlots[MementoEngine](e.Clone(), nodes, cfg)
+	return wrap(&Memento{s}, err)
 }
 
 // Lookup returns the node of key's bucket. It allocates nothing.
@@ -501,7 +478,7 @@ func (p *Memento) Nodes() []Node {
 	if p.empty() {
 		return nil
 	}
-	return members(p.nodes, p.e.Len())
+	return p.members()
 }
 
 // Len returns the number of members.
@@ -530,16 +507,8 @@ func (p *Memento) Add(nodes ...Node) (*Memento, error) {
 	if p.empty() {
 		return NewMemento(nodes)
 	}
-	q, m := p.change()
-	ns, err := m.checkAdded(nodes)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.addNodes(&q.e, ns); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
+	s, err := p.added(nodes)
+	return wrap(&Memento{s}, err)
 }
 
 // Remove returns a Memento without the given members, removed in the order
@@ -550,12 +519,8 @@ func (p *Memento) Remove(ids ...string) (*Memento, error) {
 	if p.empty() {
 		return nil, removeFromEmpty(ids)
 	}
-	q, m := p.change()
-	if err := m.removeIDs(&q.e, ids); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
+	s, err := p.removed(ids)
+	return wrap(&Memento{s}, err)
 }
 
 // Replace returns a Memento in which n takes the bucket of the member with
@@ -564,33 +529,19 @@ func (p *Memento) Remove(ids ...string) (*Memento, error) {
 // O(n log n); p is unchanged.
 func (p *Memento) Replace(id string, n Node) (*Memento, error) {
 	if p.empty() {
-		return nil, fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
+		return nil, replaceInEmpty(id)
 	}
-	q, m := p.change()
-	if err := m.replace(id, n); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
+	s, err := p.replaced(id, n)
+	return wrap(&Memento{s}, err)
 }
 
-// with is Derive for a Memento: see membership.derive.
+// with is Derive for a Memento: see edit.derive.
 func (p *Memento) with(nodes []Node) (Placer, error) {
 	if p.empty() {
 		return placer(NewMemento(nodes))
 	}
-	q, m := p.change()
-	if err := m.derive(&q.e, nodes); err != nil {
-		return nil, err
-	}
-	q.nodes = m.nodes
-	return q, nil
-}
-
-// change returns a copy of p to change, and its membership.
-func (p *Memento) change() (*Memento, *membership) {
-	m := newMembership(p.nodes)
-	return &Memento{e: p.e.Clone(), nodes: m.nodes, cfg: p.cfg}, &m
+	s, err := p.derived(nodes)
+	return placer(&Memento{s}, err)
 }
 
 // Fingerprint returns the placement's fingerprint for [Fingerprint], such
@@ -600,7 +551,8 @@ func (p *Memento) Fingerprint() string {
 	if p.empty() {
 		return FingerprintNone
 	}
-	return fingerprintEngine("memento", &p.e, p.Nodes(), p.cfg.hasher)
+	text, _ := p.e.MarshalText()
+	return fingerprintSlots("memento", text, p.Nodes(), p.cfg.hasher)
 }
 
 // empty reports whether p is nil or the zero Memento.

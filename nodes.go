@@ -185,6 +185,25 @@ func removeFromEmpty(ids []string) error {
 	return err
 }
 
+// equalWeights reports a node whose weight differs from the first's: the
+// check of every algorithm whose buckets take equal shares (all but ring,
+// rendezvous, maglev and bounded; see Algorithm.Weighted).
+func equalWeights(nodes []Node) error {
+	for _, n := range nodes {
+		if n.Weight != nodes[0].Weight {
+			return fmt.Errorf("%w: node %q has weight %v and node %q %v: this placement needs equal weights (ring, rendezvous, maglev and bounded take weights)",
+				ErrInvalidWeight, n.ID, n.Weight, nodes[0].ID, nodes[0].Weight)
+		}
+	}
+	return nil
+}
+
+// replaceInEmpty is the error of replacing member id of a placer with no
+// members.
+func replaceInEmpty(id string) error {
+	return fmt.Errorf("%w: %q: the placer is empty", ErrUnknownNode, id)
+}
+
 // absent reports whether no node in chosen has the given ID; AppendTopK
 // implementations use it to keep their k nodes distinct.
 func absent(chosen []Node, id string) bool {

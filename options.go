@@ -210,7 +210,7 @@ func WithKetama(v KetamaVariant) Option {
 // NewDx use it.
 func WithCapacity(n int) Option {
 	return func(c *config) error {
-		if n < 1 || n > maxEngineBuckets {
+		if n < 1 || n > maxBuckets {
 			return fmt.Errorf("%w: WithCapacity(%d): want 1 to 16777216", ErrInvalidOption, n)
 		}
 		c.capacity = n

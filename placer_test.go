@@ -101,15 +101,22 @@ type positionalPlacer struct{ chash.Placer }
 
 func (positionalPlacer) Positional() bool { return true }
 
-// TestPositional: the jump family is positional as an Algorithm and as a
-// placer, however it is wrapped; every other algorithm is not.
+// TestPositional: the jump family (jump, jumpback, binomial, flip) is
+// positional as an Algorithm and as a placer, however it is wrapped; every
+// other algorithm is not. The stateful algorithms are those that number
+// their members as jump does but can lose any of them.
 func TestPositional(t *testing.T) {
 	nodes := chashtest.Nodes(4)
 	for _, a := range chash.Algorithms() {
 		p, err := chash.New(a, nodes)
 		require.NoError(t, err)
-		want := a == chash.AlgorithmJump || a == chash.AlgorithmJumpBack
+		want := a == chash.AlgorithmJump || a == chash.AlgorithmJumpBack || a == chash.AlgorithmBinomial || a == chash.AlgorithmFlip
 		assert.Equal(t, want, a.Positional(), a)
+		stateful := a == chash.AlgorithmMemento || a == chash.AlgorithmAnchor || a == chash.AlgorithmDx ||
+			a == chash.AlgorithmJumpBackAnchor || a == chash.AlgorithmChooseK
+		assert.Equal(t, stateful, a.Stateful(), a)
+		history := a == chash.AlgorithmMemento || a == chash.AlgorithmAnchor || a == chash.AlgorithmJumpBackAnchor
+		assert.Equal(t, history, a.HistoryDependent(), a)
 		assert.Equal(t, want, chash.IsPositional(p), a)
 		assert.Equal(t, want, chash.IsPositional(chash.NewHolder(p)), "%v in a Holder", a)
 		z, err := chash.NewZoned(p)

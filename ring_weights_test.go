@@ -60,7 +60,7 @@ func TestByteCapacityWeights(t *testing.T) {
 	assert.Contains(t, err.Error(), "WithWeightUnit")
 	opts := []chash.Option{chash.WithWeightUnit(1 << 30)}
 	for _, a := range chash.Algorithms() {
-		if a == chash.AlgorithmJump || a == chash.AlgorithmJumpBack {
+		if !a.Weighted() {
 			continue // equal weights only
 		}
 		p, err := chash.New(a, nodes, opts...)

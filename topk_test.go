@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// weighted returns n nodes with weights 1 to 4 (equal for the jump family).
+// weighted returns n nodes with weights 1 to 4 (equal where a needs equal weights).
 func weighted(a chash.Algorithm, n int) []chash.Node {
 	nodes := chashtest.Nodes(n)
-	if a != chash.AlgorithmJump && a != chash.AlgorithmJumpBack {
+	if a.Weighted() {
 		for i := range nodes {
 			nodes[i].Weight = float64(1 + i%4)
 		}

@@ -313,7 +313,7 @@ func (ks keySet) at(i int) []byte { return ks.data[ks.off[i]:ks.off[i+1]] }
 // measure fills one row; owners is scratch space of one string a key.
 func measure(a algo, nodes []chash.Node, weights []float64, ks keySet, owners []string) (compareRow, error) {
 	row := compareRow{Algorithm: a.name}
-	p, mem, err := buildMeasured(a, nodes)
+	p, mem, err := buildMeasured(a, nodes) // with room for the node the add column adds
 	if err != nil {
 		return row, err
 	}
@@ -327,10 +327,10 @@ func measure(a algo, nodes []chash.Node, weights []float64, ks keySet, owners []
 	if len(weights) > 0 {
 		extra.Weight = weights[len(nodes)%len(weights)]
 	}
-	if row.MovedAdd, err = movedOver(a, append(slices.Clone(nodes), extra), ks, owners); err != nil {
+	if row.MovedAdd, err = movedOver(a, p, append(slices.Clone(nodes), extra), ks, owners); err != nil {
 		return row, err
 	}
-	row.MovedRemove, err = movedOver(a, nodes[:len(nodes)-1], ks, owners)
+	row.MovedRemove, err = movedOver(a, p, nodes[:len(nodes)-1], ks, owners)
 	return row, err
 }
 
@@ -356,7 +356,7 @@ func timeLookups(p chash.Placer, ks keySet, owners []string) float64 {
 // structure is built again, up to 256 times, and the total divided, so that
 // the collector's noise of a few hundred bytes does not swamp it.
 func buildMeasured(a algo, nodes []chash.Node) (chash.Placer, int64, error) {
-	p, err := a.build(nodes)
+	p, err := a.buildFor(nodes, len(nodes)+1)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -378,7 +378,7 @@ func heapOf(a algo, nodes []chash.Node, copies int64) (int64, error) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for i := range keep {
-		p, err := a.build(nodes)
+		p, err := a.buildFor(nodes, len(nodes)+1)
 		if err != nil {
 			return 0, err
 		}
@@ -460,10 +460,10 @@ func idealBalance(nodes []chash.Node, keys int) (peak, cv float64) {
 	return loadBalance(nodes, counts, keys)
 }
 
-// movedOver returns the fraction of the keys that a's placer of nodes
-// places elsewhere than owners.
-func movedOver(a algo, nodes []chash.Node, ks keySet, owners []string) (float64, error) {
-	p, err := a.build(nodes)
+// movedOver returns the fraction of the keys that a's placer of nodes,
+// after from (see algo.next), places elsewhere than owners.
+func movedOver(a algo, from chash.Placer, nodes []chash.Node, ks keySet, owners []string) (float64, error) {
+	p, err := a.next(from, nodes)
 	if err != nil {
 		return 0, err
 	}

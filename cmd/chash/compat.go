@@ -10,7 +10,7 @@ import (
 // are spelled as each system hashes them (see the chash constructors).
 func compatAlgos() []algo {
 	wrap := func(name string, build func([]chash.Node) (chash.Placer, error)) algo {
-		return algo{name, build}
+		return algo{name: name, build: build}
 	}
 	return []algo{
 		wrap("gomemcache", func(n []chash.Node) (chash.Placer, error) { return compat.NewGomemcache(n) }),

@@ -156,13 +156,16 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	// 20,000 nodes): the progress line covers them too.
 	prog := startProgress(stderr)
 	prog.set("building the old placement (%s nodes)", commas(int64(len(old))))
-	pa, err := a.build(old)
+	pa, err := a.buildFor(old, max(len(old), len(new)))
 	if err != nil {
 		prog.finish()
 		return usageError(stderr, "diff", "old membership: %v", err)
 	}
 	prog.set("building the new placement (%s nodes)", commas(int64(len(new))))
 	pb, err := b.build(new)
+	if b.name == a.name {
+		pb, err = a.next(pa, new)
+	}
 	if err != nil {
 		prog.finish()
 		return usageError(stderr, "diff", "new membership: %v", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -19,6 +20,32 @@ import (
 type algo struct {
 	name  string
 	build func(nodes []chash.Node) (chash.Placer, error)
+	// stateful is set for the algorithms that keep their members in
+	// numbered slots through membership changes (chash.Algorithm.Stateful):
+	// a fleet derives each placer from the last, so the commands do too.
+	stateful bool
+	// room, when set, builds with room for up to n members: AnchorHash's
+	// capacity, fixed when it is built (chash.WithCapacity).
+	room func(nodes []chash.Node, n int) (chash.Placer, error)
+}
+
+// buildFor builds the placement of nodes with room for up to n members,
+// the largest membership the command will derive it to.
+func (a algo) buildFor(nodes []chash.Node, n int) (chash.Placer, error) {
+	if a.room != nil {
+		return a.room(nodes, max(n, len(nodes)))
+	}
+	return a.build(nodes)
+}
+
+// next returns the placement of nodes after p, a placement of a: derived
+// from p if a is stateful, as its fleet would derive it (built afresh,
+// its slots would be renumbered), else built afresh.
+func (a algo) next(p chash.Placer, nodes []chash.Node) (chash.Placer, error) {
+	if a.stateful {
+		return chash.Derive(p, nodes)
+	}
+	return a.build(nodes)
 }
 
 const modNName = "mod-N"
@@ -26,11 +53,18 @@ const modNName = "mod-N"
 // algorithms returns mod-N and every algorithm of the library, in the
 // library's order.
 func algorithms(opts []chash.Option) []algo {
-	out := []algo{{modNName, newModN}}
+	out := []algo{{name: modNName, build: newModN}}
 	for _, a := range chash.Algorithms() {
-		out = append(out, algo{a.String(), func(nodes []chash.Node) (chash.Placer, error) {
+		x := algo{name: a.String(), stateful: a.Stateful(), build: func(nodes []chash.Node) (chash.Placer, error) {
 			return chash.New(a, nodes, opts...)
-		}})
+		}}
+		if a == chash.AlgorithmAnchor {
+			// By default an anchor holds only the nodes it is built with.
+			x.room = func(nodes []chash.Node, n int) (chash.Placer, error) {
+				return chash.New(a, nodes, append(slices.Clip(opts), chash.WithCapacity(n))...)
+			}
+		}
+		out = append(out, x)
 	}
 	return out
 }

@@ -212,7 +212,7 @@ func newPlanner(f *planFlags) (*planner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-algo: %v", err)
 	}
-	pl.algo, pl.placers.build = a.name, a.build
+	pl.algo, pl.placers.algo = a.name, a
 	if _, err := pl.placers.get(max(f.from, f.to)); err != nil {
 		return nil, fmt.Errorf("%s of %d nodes: %v", a.name, max(f.from, f.to), err)
 	}
@@ -252,9 +252,9 @@ func (pl *planner) moved(n, m int) (float64, error) {
 // reached, so two are enough to build each count about once, and memory
 // stays that of two placers however long the plan.
 type placerCache struct {
-	build func([]chash.Node) (chash.Placer, error)
-	n     [2]int
-	p     [2]chash.Placer // p[0] used last
+	algo algo
+	n    [2]int
+	p    [2]chash.Placer // p[0] used last
 }
 
 func (c *placerCache) get(n int) (chash.Placer, error) {
@@ -266,7 +266,8 @@ func (c *placerCache) get(n int) (chash.Placer, error) {
 	}
 	p, err := c.derive(n)
 	if p == nil && err == nil {
-		p, err = c.build(synthNodes(n))
+		// The first placer is of the largest count a plan visits.
+		p, err = c.algo.buildFor(synthNodes(n), n)
 	}
 	if err != nil {
 		return nil, err
@@ -279,8 +280,13 @@ func (c *placerCache) get(n int) (chash.Placer, error) {
 // derive returns the ring of n nodes from a cached ring of n-1 or n+1, or
 // nil if there is none. Ring.Add and Ring.Remove promise the ring NewRing
 // would build, in O(P) instead of NewRing's O(P·log P): a plan of single
-// steps then builds each ring in a few milliseconds.
+// steps then builds each ring in a few milliseconds. A stateful placement
+// derives from the placer used last, whatever its count, as its fleet
+// would (see algo.next).
 func (c *placerCache) derive(n int) (chash.Placer, error) {
+	if c.algo.stateful && c.p[0] != nil {
+		return c.algo.next(c.p[0], synthNodes(n))
+	}
 	for i, p := range c.p {
 		r, ok := p.(*chash.Ring)
 		switch {

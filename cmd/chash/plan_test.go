@@ -144,8 +144,8 @@ func TestPlanKeepsTwoPlacers(t *testing.T) {
 	require.NoError(t, err)
 	pl.prog = newProgress(nopWriter{}, false)
 	built := 0
-	build := pl.placers.build
-	pl.placers.build = func(n []chash.Node) (chash.Placer, error) { built++; return build(n) }
+	build := pl.placers.algo.build
+	pl.placers.algo.build = func(n []chash.Node) (chash.Placer, error) { built++; return build(n) }
 	rep, err := pl.plan(f.from, f.to, f.step, 200_000, 0.94, 25_000)
 	pl.prog.finish()
 	require.NoError(t, err)

@@ -155,11 +155,14 @@ func reportDiff(args []string, stdout, stderr io.Writer) int {
 			return usageError(stderr, "report diff", "-new-algo: %v", err)
 		}
 	}
-	pa, err := a.build(old)
+	pa, err := a.buildFor(old, max(len(old), len(new)))
 	if err != nil {
 		return usageError(stderr, "report diff", "old membership: %v", err)
 	}
 	pb, err := b.build(new)
+	if b.name == a.name {
+		pb, err = a.next(pa, new)
+	}
 	if err != nil {
 		return usageError(stderr, "report diff", "new membership: %v", err)
 	}
