@@ -13,9 +13,9 @@ var ScaleNodeCounts = []int{8, 64, 1000, 10_000, 100_000}
 // ScaleKeySizes are the key lengths of the scaling report.
 var ScaleKeySizes = []int{13, 80}
 
-// ScaleAlgorithms lists the algorithms of the scaling report: every one this
-// version of chash provides.
-func ScaleAlgorithms() []chash.Algorithm { return chash.Algorithms() }
+// ScaleAlgorithms lists the algorithms of the scaling report: those the
+// report compares (ComparedAlgorithms).
+func ScaleAlgorithms() []chash.Algorithm { return ComparedAlgorithms() }
 
 // ScaleOptions are the options the scaling report builds algorithm a with at
 // n nodes: the defaults, except that Maglev's table grows with the

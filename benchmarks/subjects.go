@@ -61,7 +61,7 @@ func Subjects() []Subject {
 		Family: "hash", Name: "xxhash", Module: "github.com/cespare/xxhash/v2",
 		Setup: "Sum64String of the key only: the floor", Build: buildHash,
 	}}
-	for _, a := range chash.Algorithms() {
+	for _, a := range ComparedAlgorithms() {
 		if _, err := chash.New(a, []chash.Node{{ID: "probe"}}); errors.Is(err, chash.ErrUnknownAlgorithm) {
 			continue
 		}
@@ -69,10 +69,30 @@ func Subjects() []Subject {
 	}
 	out = append(out, peers()...)
 	// Group by family, chash first in each, in the order of the families.
-	order := []string{"hash", "ring", "rendezvous", "jump", "jumpback", "maglev", "bounded"}
 	slices.SortStableFunc(out, func(a, b Subject) int {
-		return slices.Index(order, a.Family) - slices.Index(order, b.Family)
+		return slices.Index(familyOrder, a.Family) - slices.Index(familyOrder, b.Family)
 	})
+	return out
+}
+
+// familyOrder is the order of the families in the report, the baseline
+// first.
+var familyOrder = []string{"hash", "ring", "rendezvous", "jump", "jumpback", "maglev", "bounded"}
+
+// ComparedAlgorithms returns the chash algorithms this report compares
+// with peers and across scales: those of its families. The algorithms that
+// can lose any member or replace jump in constant time (memento, anchor,
+// dx, binomial, flip, jumpbackanchor, choosek) have no peer in Go and
+// their own table, FAMILY.md (BenchmarkFamily in the root package); their
+// placement after a removal is derived, not rebuilt, so this report's
+// "same as a rebuild" checks do not apply to them.
+func ComparedAlgorithms() []chash.Algorithm {
+	var out []chash.Algorithm
+	for _, a := range chash.Algorithms() {
+		if slices.Contains(familyOrder, a.String()) {
+			out = append(out, a)
+		}
+	}
 	return out
 }
 
