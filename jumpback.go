@@ -30,7 +30,8 @@ func JumpBackHash(key uint64, buckets int) int {
 	if buckets <= 1 {
 		return 0
 	}
-	return jumpBack(key, uint32(min(buckets, math.MaxInt32)))
+	b, _ := jumpBackSeq(key, uint32(min(buckets, math.MaxInt32)))
+	return b
 }
 
 // jumpBack is JumpBackHash for 1 <= n < 2^31 buckets.

@@ -216,15 +216,18 @@ func TestInlining(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	for _, fn := range []string{
-		"mix64", "unit", "jumpHash", "absent", "clampK", "JumpBackHash", "jumpBackDraw",
+		// jumpHash is not here: it chooses between jumpFMA, in assembly, and
+		// jumpGo, two calls that the inliner's budget does not allow.
+		"mix64", "unit", "absent", "place.ClampK", "JumpBackHash", "jumpBackDraw", "jumpBack",
 		"(*Jump).Lookup", "(*Jump).LookupString", "(*JumpBack).Lookup", "(*JumpBack).LookupString",
 		"(*Rendezvous).Lookup", "(*Rendezvous).LookupString", "(*straw2).wide",
 		"(*Maglev).Lookup", "(*Maglev).LookupString", "(*Ring).Lookup", "(*Ring).LookupString",
 		"(*Maglev).at", "(*Maglev).slot", "(*Bounded).partition", "partitionHash",
-		"(*Holder).Load", "appendNode",
+		"(*Holder).Load", "place.Append[github.com/keyplace/chash.Node]",
 		"firstStep", // BenchmarkJumpBackHash's inlined first step
 	} {
-		re := regexp.MustCompile(`(?m): can inline ` + regexp.QuoteMeta(fn) + `$`)
+		// Functions of other packages show as inlined at their calls.
+		re := regexp.MustCompile(`(?m): (can inline|inlining call to) ` + regexp.QuoteMeta(fn) + `$`)
 		assert.Regexp(t, re, string(out), fmt.Sprintf("%s is no longer inlined", fn))
 	}
 }
