@@ -4,18 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/compat"
 )
 
 // ErrReorder reports a SetServers that would renumber a positional
-// placement (chash.Algorithm.Positional: jump and jumpback): servers
-// reordered, or removed other than from the end of the list. A positional
-// algorithm numbers servers by their position, so such a change moves most
-// keys (a rotation of five servers moves all of them, removing the middle
-// one of five about 55%). A removal from the middle also wraps
-// chash.ErrNotLast. WithReshuffle allows the change.
+// placement (chash.Algorithm.Positional: jump, jumpback, binomial, flip):
+// servers reordered, or removed other than from the end of the list. A
+// positional algorithm numbers servers by their position, so such a
+// change moves most keys (a rotation of five servers moves all of them,
+// removing the middle one of five about 55%). A removal from the middle
+// also wraps chash.ErrNotLast. WithReshuffle allows the change. A stateful
+// algorithm (memento, anchor, dx, jumpbackanchor, choosek) has jump's
+// memory and speed and no such limit: see WithAlgorithm.
 var ErrReorder = errors.New("gomemcache: positional placement would be renumbered")
 
 // WithServerList makes the Selector place every key exactly where
@@ -37,8 +40,8 @@ func WithServerList() Option {
 }
 
 // WithReshuffle lets SetServers renumber a positional placement (jump,
-// jumpback; see ErrReorder), accepting that most keys move. Other
-// algorithms ignore it.
+// jumpback, binomial, flip; see ErrReorder), accepting that most keys
+// move. Other algorithms ignore it.
 func WithReshuffle() Option {
 	return func(s *settings) error {
 		s.reshuffle = true
@@ -55,7 +58,10 @@ func (set *settings) check() error {
 }
 
 // newPlacer builds the placer of one server list; nodes carry the
-// configured weights and are distinct unless the list repeats a server.
+// configured weights and are distinct unless the list repeats a server. A
+// stateful algorithm's placer is derived from the current one, so that
+// every server keeps its slot: built afresh from the list, the servers
+// after a removed one would be renumbered and most keys would move.
 func (s *Selector) newPlacer(servers []string, nodes []chash.Node) (chash.Placer, error) {
 	if s.set.serverList {
 		return compat.NewGomemcacheList(servers...)
@@ -64,12 +70,15 @@ func (s *Selector) newPlacer(servers []string, nodes []chash.Node) (chash.Placer
 	if alg == 0 {
 		alg = chash.AlgorithmRing
 	}
+	if m := s.current(); m != nil && alg.Stateful() {
+		return chash.Derive(m.Placer, nodes)
+	}
 	return chash.New(alg, nodes, s.set.opts...)
 }
 
 // checkOrder refuses a SetServers that would renumber a positional
-// placement (jump, jumpback): the new list must extend the current one or
-// drop servers from its end. It asks the placement itself
+// placement (jump, jumpback, binomial, flip): the new list must extend the
+// current one or drop servers from its end. It asks the placement itself
 // (chash.IsPositional), not a list of algorithm names. WithServerList is
 // exempt: it is documented to move most keys on any change.
 func (s *Selector) checkOrder(servers []string) error {
@@ -84,11 +93,25 @@ func (s *Selector) checkOrder(servers []string) error {
 	}
 	for _, id := range old {
 		if !slices.Contains(servers, id) {
-			return fmt.Errorf("%w: %w: %q is not last (%v numbers servers by position; pass WithReshuffle to accept moving most keys)", ErrReorder, chash.ErrNotLast, id, s.set.alg)
+			return fmt.Errorf("%w: %w: %q is not last (%v numbers servers by position; pass WithReshuffle to accept moving most keys, "+
+				"or use a stateful algorithm, %s, which lets any server leave moving only its keys)", ErrReorder, chash.ErrNotLast, id, s.set.alg, statefulNames)
 		}
 	}
-	return fmt.Errorf("%w: servers given in a new order (%v numbers servers by position; pass WithReshuffle to accept moving every key)", ErrReorder, s.set.alg)
+	return fmt.Errorf("%w: servers given in a new order (%v numbers servers by position; pass WithReshuffle to accept moving every key, "+
+		"or use a stateful algorithm, %s)", ErrReorder, s.set.alg, statefulNames)
 }
+
+// statefulNames lists the stateful algorithms (chash.Algorithm.Stateful),
+// for messages.
+var statefulNames = func() string {
+	var names []string
+	for _, a := range chash.Algorithms() {
+		if a.Stateful() {
+			names = append(names, a.String())
+		}
+	}
+	return strings.Join(names, ", ")
+}()
 
 // DryRun reports what SetServers(servers...) would do to the keys, without
 // changing anything: the fraction that would change server and the flows

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
+	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/adapters/gomemcache"
 )
 
@@ -209,6 +210,22 @@ func TestIntegrationRemoveServer(t *testing.T) {
 		stayed := func(k string) bool { return old.LookupString(k).ID != removed }
 		check(t, "chash ring 5->4", keys, hit, stayed, 0.80, 0.05)
 	})
+	// A stateful algorithm has jump's memory and speed, and SetServers
+	// derives its placer: the middle server leaves and every other key
+	// still hits.
+	for _, a := range []chash.Algorithm{chash.AlgorithmMemento, chash.AlgorithmAnchor} {
+		t.Run("chash "+a.String(), func(t *testing.T) {
+			memcachedServers(t)
+			sel, err := gomemcache.New(five, gomemcache.WithAlgorithm(a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := sel.Placer()
+			hit := change(t, sel, keys, five, four)
+			stayed := func(k string) bool { return old.LookupString(k).ID != removed }
+			check(t, "chash "+a.String()+" 5->4", keys, hit, stayed, 0.80, 0.05)
+		})
+	}
 }
 
 // TestIntegrationServeWhileChanging keeps readers and writers busy while

@@ -26,11 +26,29 @@ type settings struct {
 
 // WithAlgorithm chooses the placement algorithm. The default is
 // chash.AlgorithmRing, whose placement moves only the keys of a server
-// that is added or removed and honours weights. A positional algorithm
-// (chash.Algorithm.Positional: chash.AlgorithmJump, chash.AlgorithmJumpBack)
-// numbers servers by their position in the list: it moves keys only when
-// servers are added or removed at the end of the list, and SetServers
-// refuses any other change (ErrReorder) unless WithReshuffle is given.
+// that is added or removed and honours weights.
+//
+// A positional algorithm (chash.Algorithm.Positional: jump, jumpback,
+// binomial, flip) numbers servers by their position in the list: it moves
+// keys only when servers are added or removed at the end of the list, and
+// SetServers refuses any other change (ErrReorder) unless WithReshuffle is
+// given.
+//
+// A stateful algorithm (chash.Algorithm.Stateful: memento, anchor, dx,
+// jumpbackanchor, choosek) has jump's memory and constant-time lookups and
+// lets any server leave: SetServers derives each placer from the last
+// (chash.Derive), so every server keeps its slot whatever the order of the
+// list, a removed server's keys alone move and an added server takes about
+// 1/n of the keys. The placement then depends on the Selector's history,
+// not only on its list: clients agree only if they start from the same
+// list and make the same changes (for memento, anchor and jumpbackanchor,
+// in the same order). A client that starts later must not be built from
+// the current list, which would number the servers afresh and disagree on
+// most keys: give it the fleet's placer with SetPlacer, for example one
+// built with chash.NewMementoFrom from the members and engine state the
+// fleet keeps in its coordination service. Anchor holds at most as many
+// servers as the first list unless WithPlacerOptions(chash.WithCapacity(n))
+// gives it room.
 func WithAlgorithm(a chash.Algorithm) Option {
 	return func(s *settings) error {
 		if !slices.Contains(chash.Algorithms(), a) {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"strings"
 
 	"github.com/bradfitz/gomemcache/memcache"
@@ -89,9 +90,12 @@ func New(servers []string, opts ...Option) (*Selector, error) {
 // returns an error, nothing changes. Unlike memcache.ServerList, a repeated
 // address is an error (wrapping chash.ErrDuplicateID): give weights with
 // WithWeights instead, or place as ServerList does with WithServerList.
-// With a positional algorithm (jump, jumpback) it refuses, wrapping
-// ErrReorder, a list that reorders the servers or drops one other than
-// from the end, unless WithReshuffle was given; see DryRun for what a change would move. It costs the resolution of every address plus the
+// With a positional algorithm (jump, jumpback, binomial, flip) it
+// refuses, wrapping ErrReorder, a list that reorders the servers or drops
+// one other than from the end, unless WithReshuffle was given; a stateful
+// one (memento, anchor, dx, jumpbackanchor, choosek) derives the new
+// placer from the current one (see WithAlgorithm). See DryRun for what a
+// change would move. It costs the resolution of every address plus the
 // placer's construction (for the ring, O(P log P) for P points).
 func (s *Selector) SetServers(servers ...string) error {
 	if err := s.checkOrder(servers); err != nil {
@@ -106,8 +110,26 @@ func (s *Selector) SetServers(servers ...string) error {
 }
 
 func (s *Selector) build(servers []string) (*membership, error) {
+	m, nodes, err := resolveAll(servers)
+	if err != nil {
+		return nil, err
+	}
+	for i := range nodes {
+		nodes[i].Weight = s.set.weights[nodes[i].ID]
+	}
+	p, err := s.newPlacer(servers, nodes)
+	if err != nil {
+		return nil, fmt.Errorf("gomemcache: %w", err)
+	}
+	m.Placer = p
+	return m, nil
+}
+
+// resolveAll resolves servers into a membership without its placer, and
+// returns their nodes, of weight 0.
+func resolveAll(servers []string) (*membership, []chash.Node, error) {
 	if len(servers) == 0 {
-		return nil, ErrNoServers
+		return nil, nil, ErrNoServers
 	}
 	m := &membership{
 		addrs: make(map[string]net.Addr, len(servers)),
@@ -117,19 +139,45 @@ func (s *Selector) build(servers []string) (*membership, error) {
 	for i, srv := range servers {
 		a, err := resolve(srv)
 		if err != nil {
-			return nil, fmt.Errorf("%w: server %d %q: %w", ErrBadAddress, i, srv, err)
+			return nil, nil, fmt.Errorf("%w: server %d %q: %w", ErrBadAddress, i, srv, err)
 		}
 		m.order[i] = a
 		m.addrs[srv] = a
 		m.ids = append(m.ids, srv)
-		nodes[i] = chash.Node{ID: srv, Weight: s.set.weights[srv]}
+		nodes[i] = chash.Node{ID: srv}
 	}
-	p, err := s.newPlacer(servers, nodes)
+	return m, nodes, nil
+}
+
+// SetPlacer makes p the placement, as it is: its node IDs are the server
+// addresses, resolved as SetServers resolves them, in the order of
+// p.Nodes(). It is how a client joins a fleet whose placement has a state
+// (a stateful algorithm: see WithAlgorithm) and so cannot be rebuilt from
+// the server list: p is the fleet's placer, for example
+// chash.NewMementoFrom(state, members) from what the fleet keeps beside
+// its member list, and SetServers derives from it afterwards. p should be
+// of the Selector's algorithm and options; weights are p's. It fails,
+// changing nothing, wrapping ErrNoServers for a nil or empty placer,
+// ErrBadAddress as SetServers does, and chash.ErrInvalidOption for a
+// Selector made WithServerList. Requests switch to p atomically.
+func (s *Selector) SetPlacer(p chash.Placer) error {
+	if s.set.serverList {
+		return fmt.Errorf("gomemcache: %w: SetPlacer on a Selector made WithServerList, which places as memcache.ServerList does", chash.ErrInvalidOption)
+	}
+	if p == nil || reflect.ValueOf(p).Kind() == reflect.Pointer && reflect.ValueOf(p).IsNil() || p.Len() == 0 {
+		return ErrNoServers
+	}
+	var servers []string
+	for _, n := range p.Nodes() {
+		servers = append(servers, n.ID)
+	}
+	m, _, err := resolveAll(servers)
 	if err != nil {
-		return nil, fmt.Errorf("gomemcache: %w", err)
+		return err
 	}
 	m.Placer = p
-	return m, nil
+	s.h.Store(m)
+	return nil
 }
 
 // resolve returns server's address with its network and string form
