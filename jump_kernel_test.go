@@ -1,3 +1,8 @@
+// The kernel exists on amd64 only, and the bucket counts past 2^31 below
+// do not fit a 32-bit int.
+
+//go:build amd64 && !purego
+
 package chash
 
 import (
