@@ -25,13 +25,24 @@ type Config struct {
 	// Options are passed to the chash constructor.
 	Options []chash.Option
 	// Reshuffle accepts a positional algorithm (Algorithm.Positional:
-	// chash.AlgorithmJump and chash.AlgorithmJumpBack), which numbers its
-	// nodes by position. go-redis hands the Hash its live shards in map
+	// jump, jumpback, binomial, flip), which numbers its nodes by
+	// position. go-redis hands the Hash its live shards in map
 	// order, so the adapter numbers the buckets by shard name; adding or
 	// removing a shard other than the last by name, and any shard going
 	// down, then renumbers buckets and moves most keys. Without Reshuffle,
 	// a positional algorithm is refused with chash.ErrInvalidOption: two
 	// map orders of the same four shards would disagree on every key.
+	//
+	// chash.AlgorithmDx and chash.AlgorithmChooseK keep jump's memory and
+	// constant-time lookups without that cost: NewConsistentHash numbers
+	// their slots by name over the whole fleet, once, and each set of live
+	// shards is derived from that placement (chash.Derive), so a shard
+	// going down moves only its own keys, and every Ring with the same
+	// Config and Addrs agrees, whatever order its shards went down in
+	// (their placement depends on which slots work, not on the order of
+	// removals). The other stateful algorithms (memento, anchor,
+	// jumpbackanchor) depend on that order, which each Ring sees for
+	// itself: they are refused with chash.ErrInvalidOption.
 	Reshuffle bool
 }
 
@@ -56,10 +67,12 @@ func (c Config) Placer(shards []string) (chash.Placer, error) {
 		}
 		return p, nil
 	}
-	if c.Algorithm.Positional() {
-		if !c.Reshuffle {
-			return nil, errPositional(c.Algorithm)
-		}
+	switch a := c.Algorithm; {
+	case a.HistoryDependent():
+		return nil, errHistory(a)
+	case a.Positional() && !c.Reshuffle:
+		return nil, errPositional(a)
+	case a.Positional() || a.Stateful():
 		shards = slices.Clone(shards)
 		slices.Sort(shards)
 	}
@@ -78,7 +91,27 @@ func (c Config) Placer(shards []string) (chash.Placer, error) {
 func errPositional(a chash.Algorithm) error {
 	return fmt.Errorf("goredis: %w: %v numbers shards by position, and go-redis hands them over in map order: "+
 		"use Config{Algorithm: %v, Reshuffle: true} to number them by name (a shard going down then moves most keys), "+
-		"or a non-positional algorithm (rendezvous, ring, maglev, bounded)", chash.ErrInvalidOption, a, a)
+		"a non-positional algorithm (rendezvous, ring, maglev, bounded), "+
+		"or Config{Algorithm: dx or choosek}, which keep jump's memory and speed and let any shard go down moving only its keys",
+		chash.ErrInvalidOption, a, a)
+}
+
+// errHistory refuses a stateful algorithm whose placement depends on the
+// order of removals.
+func errHistory(a chash.Algorithm) error {
+	return fmt.Errorf("goredis: %w: %v places keys by the order in which shards went down, which each Ring sees for itself, "+
+		"so Rings would disagree: use Config{Algorithm: dx or choosek}, whose placement depends only on which shards are up",
+		chash.ErrInvalidOption, a)
+}
+
+// errStatefulHash refuses a stateful algorithm in NewConsistentHash and
+// New, which see only the live shards.
+func errStatefulHash(a chash.Algorithm) error {
+	if a.HistoryDependent() {
+		return errHistory(a)
+	}
+	return fmt.Errorf("goredis: %w: %v keeps shards in slots numbered over the whole fleet, which NewConsistentHash does not know: "+
+		"use Config{Algorithm: %v}.NewConsistentHash(addrs)", chash.ErrInvalidOption, a, a)
 }
 
 // NewConsistentHash returns the function for RingOptions.NewConsistentHash,
@@ -88,20 +121,49 @@ func errPositional(a chash.Algorithm) error {
 // example a Maglev table smaller than the fleet wraps chash.ErrInvalidOption.
 // The Ring calls the function with its live shards, a subset of addrs;
 // shards added later with SetAddrs are checked only then (see DryRun).
+//
+// For dx and choosek (see Reshuffle) the placement of addrs, slots
+// numbered by name, is kept, and each set of live shards is derived from
+// it: a shard that is down gives up its slot and only its keys move. A
+// shard added later with SetAddrs takes the slot of a shard that is down
+// if there is one, else a new slot, so its place can change as others go
+// down and come back: make it part of the fleet (Apply again) once it is.
 func (c Config) NewConsistentHash(addrs map[string]string) (func(shards []string) redis.ConsistentHash, error) {
 	if len(addrs) == 0 {
 		return nil, ErrNoShards
 	}
-	if _, err := c.Placer(names(addrs)); err != nil {
+	all, err := c.Placer(names(addrs))
+	if err != nil {
 		return nil, err
 	}
 	return func(shards []string) redis.ConsistentHash {
-		p, err := c.Placer(shards)
+		p, err := c.next(all, shards)
 		if err != nil {
 			return Hash{err: err}
 		}
 		return Hash{p: p}
 	}, nil
+}
+
+// next returns the placement of shards after fleet, the placement of the
+// configured fleet: derived from it for a stateful algorithm, else placed
+// afresh.
+func (c Config) next(fleet chash.Placer, shards []string) (chash.Placer, error) {
+	if !c.Algorithm.Stateful() {
+		return c.Placer(shards)
+	}
+	if len(shards) == 0 {
+		return nil, fmt.Errorf("goredis: %w: every shard is down", chash.ErrNoNodes)
+	}
+	nodes := make([]chash.Node, len(shards))
+	for i, s := range shards {
+		nodes[i] = chash.Node{ID: s, Weight: c.Weights[s]}
+	}
+	p, err := chash.Derive(fleet, nodes)
+	if err != nil {
+		return nil, fmt.Errorf("goredis: %w", err)
+	}
+	return p, nil
 }
 
 // Apply validates c against opt.Addrs and sets opt.NewConsistentHash.
@@ -127,7 +189,7 @@ func (c Config) DryRun(current, next map[string]string) (chash.Movement, error) 
 	if err != nil {
 		return chash.Movement{}, err
 	}
-	b, err := c.Placer(names(next))
+	b, err := c.next(a, names(next))
 	if err != nil {
 		return chash.Movement{}, err
 	}

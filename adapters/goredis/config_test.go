@@ -138,3 +138,57 @@ func TestConfigPositionalRefused(t *testing.T) {
 		})
 	}
 }
+
+// dx and choosek keep their slots numbered by name over the whole fleet:
+// a shard going down moves only its keys, whatever order go-redis passes
+// the live shards in and whatever order they went down in; memento,
+// anchor and jumpbackanchor, whose placement depends on that order, are
+// refused, as every stateful algorithm is where the fleet is not known.
+func TestConfigStateful(t *testing.T) {
+	keys := make([]string, 20_000)
+	for i := range keys {
+		keys[i] = fmt.Sprint("key-", i)
+	}
+	get := func(h redis.ConsistentHash) []string {
+		out := make([]string, len(keys))
+		for i, k := range keys {
+			out[i] = h.Get(k)
+		}
+		return out
+	}
+	for _, a := range chash.Algorithms() {
+		if !a.Stateful() {
+			continue
+		}
+		t.Run(a.String(), func(t *testing.T) {
+			_, err := goredis.NewConsistentHash(a)
+			require.ErrorIs(t, err, chash.ErrInvalidOption)
+			assert.ErrorIs(t, goredis.New(a, []string{"shard1"}).Err(), chash.ErrInvalidOption)
+			f, err := goredis.Config{Algorithm: a}.NewConsistentHash(fleet(6))
+			if a.HistoryDependent() {
+				require.ErrorIs(t, err, chash.ErrInvalidOption)
+				assert.Contains(t, err.Error(), "dx or choosek")
+				return
+			}
+			require.NoError(t, err)
+			up := get(f([]string{"shard4", "shard1", "shard6", "shard2", "shard5", "shard3"}))
+			down := get(f([]string{"shard6", "shard5", "shard4", "shard2", "shard1"}))
+			moved := 0
+			for i := range keys {
+				if up[i] == "shard3" {
+					moved++
+					require.NotEqual(t, "shard3", down[i])
+				} else {
+					require.Equal(t, up[i], down[i], "key %q moved between shards that stayed up", keys[i])
+				}
+			}
+			assert.InDelta(t, 1.0/6, float64(moved)/float64(len(keys)), 0.02)
+			// Two shards down, in either order of going down: one placement.
+			assert.Equal(t, get(f([]string{"shard1", "shard2", "shard4", "shard6"})), get(f([]string{"shard6", "shard4", "shard2", "shard1"})))
+			assert.ErrorIs(t, f(nil).(goredis.Hash).Err(), chash.ErrNoNodes)
+			m, err := goredis.Config{Algorithm: a}.DryRun(fleet(6), fleet(5))
+			require.NoError(t, err)
+			assert.InDelta(t, 1.0/6, m.Moved, 0.03, "shard6 leaves the fleet")
+		})
+	}
+}

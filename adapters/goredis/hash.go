@@ -56,12 +56,17 @@ func (h Hash) Err() error { return h.err }
 // New returns the Hash of shards placed with algorithm a and opts. It never
 // fails and never panics: if the placer cannot be built, the Hash places no
 // key and Err says why. A positional algorithm (a.Positional(): jump,
-// jumpback) is refused, Err wrapping chash.ErrInvalidOption, since the
-// Ring hands its shards over in map order; [Config] with Reshuffle numbers
-// them by name instead.
+// jumpback, binomial, flip) is refused, Err wrapping
+// chash.ErrInvalidOption, since the Ring hands its shards over in map
+// order; [Config] with Reshuffle numbers them by name instead. A stateful
+// one (a.Stateful()) is refused too: its slots must be numbered over the
+// whole fleet, which [Config] does for dx and choosek.
 func New(a chash.Algorithm, shards []string, opts ...chash.Option) Hash {
-	if a.Positional() {
+	switch {
+	case a.Positional():
 		return Hash{err: errPositional(a)}
+	case a.Stateful():
+		return Hash{err: errStatefulHash(a)}
 	}
 	nodes := make([]chash.Node, len(shards))
 	for i, s := range shards {
@@ -82,10 +87,13 @@ func New(a chash.Algorithm, shards []string, opts ...chash.Option) Hash {
 // It checks the algorithm and options now, by building a one-shard placer,
 // and returns an error wrapping chash.ErrUnknownAlgorithm or
 // chash.ErrInvalidOption if they are wrong. A positional algorithm
-// (a.Positional(): jump, jumpback) is refused with chash.ErrInvalidOption:
-// the Ring passes its shards in map order, so two calls over the same
-// shards would disagree on nearly every key. [Config] with Reshuffle
-// numbers them by name instead. A shard list the algorithm
+// (a.Positional(): jump, jumpback, binomial, flip) is refused with
+// chash.ErrInvalidOption: the Ring passes its shards in map order, so two
+// calls over the same shards would disagree on nearly every key. [Config]
+// with Reshuffle numbers them by name instead. A stateful algorithm
+// (a.Stateful()) is refused as well: [Config] numbers the slots of dx and
+// choosek over the whole fleet, so that any shard can go down moving only
+// its keys. A shard list the algorithm
 // cannot take (empty, or larger than a Maglev table) yields a Hash that
 // places no key, so the Ring reports its shards down rather than panic;
 // see [Hash.Err]. [Config.NewConsistentHash] checks the options against the
@@ -97,8 +105,11 @@ func New(a chash.Algorithm, shards []string, opts ...chash.Option) Hash {
 // for P points, 160 per shard by default). The Hash's Get does not
 // allocate.
 func NewConsistentHash(a chash.Algorithm, opts ...chash.Option) (func(shards []string) redis.ConsistentHash, error) {
-	if a.Positional() {
+	switch {
+	case a.Positional():
 		return nil, errPositional(a)
+	case a.Stateful():
+		return nil, errStatefulHash(a)
 	}
 	if _, err := chash.New(a, []chash.Node{{ID: "probe"}}, opts...); err != nil {
 		return nil, fmt.Errorf("goredis: %w", err)
