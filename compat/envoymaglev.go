@@ -3,6 +3,7 @@ package compat
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
@@ -72,7 +73,9 @@ func NewEnvoyMaglev(hosts []chash.Node, tableSize int) (*EnvoyMaglev, error) {
 	if len(ns) == 1 {
 		return g, nil // Envoy's degenerate table: every slot is the host
 	}
-	g.fill(uint64(tableSize))
+	if err := g.fill(uint64(tableSize)); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -82,7 +85,15 @@ type envoyEntry struct {
 	weight, target     float64
 }
 
-func (g *EnvoyMaglev) fill(size uint64) {
+// The build is bounded as the core Maglev's is (chash.NewMaglev): hosts
+// whose offset and skip an attacker made equal walk past each other's
+// entries, and a probe budget of M·(2·log₂M + 64) ends such a build with
+// chash.ErrTooLarge instead of running for seconds (8 s for crafted IDs at
+// the default size). Envoy's turns cost a pass over the hosts each, and
+// weights far apart (one host at 4e9, the rest at 1) need a turn for each
+// of the heavy host's entries: turns × hosts is bounded by maxEnvoyChecks,
+// about a quarter of a second of work (30 s before).
+func (g *EnvoyMaglev) fill(size uint64) error {
 	var sum float64
 	for _, n := range g.nodes {
 		sum += n.Weight
@@ -99,7 +110,13 @@ func (g *EnvoyMaglev) fill(size uint64) {
 	}
 	taken := make([]bool, size)
 	filled := uint64(0)
+	budget := size * uint64(2*bits.Len64(size)+64)
+	checks := uint64(0)
 	for iteration := uint32(1); filled < size; iteration++ {
+		if checks += uint64(len(entries)); checks > maxEnvoyChecks {
+			return fmt.Errorf("%w: an Envoy Maglev table of %d entries over %d hosts needs more than %d host checks: weights too far apart for the table",
+				chash.ErrTooLarge, size, len(entries), maxEnvoyChecks)
+		}
 		for i := 0; i < len(entries) && filled < size; i++ {
 			e := &entries[i]
 			if float64(float64(iteration)*e.weight) < e.target {
@@ -107,17 +124,29 @@ func (g *EnvoyMaglev) fill(size uint64) {
 			}
 			e.target = float64(e.target + maxW)
 			c := (e.offset + e.skip*e.next) % size
+			probes := uint64(0)
 			for taken[c] {
 				e.next++
 				c = (e.offset + e.skip*e.next) % size
+				probes++
 			}
+			if probes > budget {
+				return fmt.Errorf("%w: an Envoy Maglev table of %d hosts needs more than %d probes to fill: host keys whose hashes collide",
+					chash.ErrTooLarge, len(entries), size*uint64(2*bits.Len64(size)+64))
+			}
+			budget -= probes
 			taken[c] = true
 			g.table[c] = uint32(i)
 			e.next++
 			filled++
 		}
 	}
+	return nil
 }
+
+// maxEnvoyChecks bounds the host checks of an Envoy Maglev build: a turn
+// checks every host, and 1<<28 checks take about a quarter of a second.
+const maxEnvoyChecks = 1 << 28
 
 // Entries returns how many table entries each node owns, in Nodes order.
 func (g *EnvoyMaglev) Entries() []int {

@@ -89,3 +89,41 @@ func TestDeriveCompat(t *testing.T) {
 		assert.ErrorIs(t, err, chash.ErrNoNodes, name)
 	}
 }
+
+// TestSizesCheckedBeforeAllocating: lists whose total size passes the limit
+// are refused with ErrTooLarge before anything is allocated, also where
+// the total overflows a 32-bit int (on 386, 129 gomemcache nodes of weight
+// 2^24 panicked in makeslice and 257 heavy nginx servers ran out of memory).
+func TestSizesCheckedBeforeAllocating(t *testing.T) {
+	heavy := func(n int, w float64) []chash.Node {
+		nodes := conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("10.0.%d.%d:80", i/250, i%250) })
+		for i := range nodes {
+			nodes[i].Weight = w
+		}
+		return nodes
+	}
+	_, err := compat.NewGomemcache(heavy(129, 1<<24))
+	assert.ErrorIs(t, err, chash.ErrTooLarge)
+	_, err = compat.NewNginxConsistent(heavy(257, 104857))
+	assert.ErrorIs(t, err, chash.ErrTooLarge)
+}
+
+// TestEnvoyMaglevBuildBounded: a build whose weights are far apart ends with
+// ErrTooLarge within its work bound instead of running for seconds (one
+// host at 4e9 among 5,000: refused after a quarter of a second of work; 30 s
+// before among more hosts), and the same weights over fewer hosts build.
+func TestEnvoyMaglevBuildBounded(t *testing.T) {
+	hosts := func(n int) []chash.Node {
+		nodes := conformance.NamedNodes(n, func(i int) string { return fmt.Sprintf("h%d", i) })
+		for i := range nodes {
+			nodes[i].Weight = 1
+		}
+		nodes[0].Weight = 4e9
+		return nodes
+	}
+	_, err := compat.NewEnvoyMaglev(hosts(5000), 0)
+	assert.ErrorIs(t, err, chash.ErrTooLarge)
+	g, err := compat.NewEnvoyMaglev(hosts(100), 0)
+	require.NoError(t, err)
+	assert.Equal(t, compat.EnvoyMaglevTableSize, g.TableSize())
+}

@@ -55,9 +55,11 @@ func NewGomemcache(nodes []chash.Node) (*Gomemcache, error) {
 	if err != nil {
 		return nil, err
 	}
-	total := 0
+	// Summed in 64 bits and checked before any allocation: 129 nodes of
+	// weight 2^24 overflow a 32-bit int.
+	var total int64
 	for _, n := range ns {
-		total += int(n.Weight)
+		total += int64(n.Weight)
 	}
 	if total > place.MaxPoints {
 		return nil, fmt.Errorf("%w: gomemcache list of %d entries (limit %d)", chash.ErrTooLarge, total, place.MaxPoints)

@@ -67,9 +67,11 @@ func NewNginxConsistent(servers []chash.Node) (*NginxConsistent, error) {
 	if err != nil {
 		return nil, err
 	}
-	total := 0
+	// Summed in 64 bits and checked before any allocation: 257 heavy
+	// servers overflow a 32-bit int.
+	var total int64
 	for _, n := range ns {
-		total += nginxPointsPerWeight * int(n.Weight)
+		total += nginxPointsPerWeight * int64(n.Weight)
 	}
 	if total > place.MaxPoints {
 		return nil, fmt.Errorf("%w: nginx ring of %d points (limit %d)", chash.ErrTooLarge, total, place.MaxPoints)
