@@ -231,13 +231,22 @@ func (b *Bounded) LookupString(key string) Node {
 	return b.nodes[b.owner[b.partition(b.cfg.hasher.sumString(key))]]
 }
 
-// ownerIndex and ownerIndexString give the owner's position in Nodes(),
-// for the Balancer.
-func (b *Bounded) ownerIndex(key []byte) int {
+// LookupIndex returns the position in Nodes() of the node that owns key,
+// or -1 if b is empty: Lookup without the copy of the Node, for a caller
+// that keeps its own per-node data in that order (the balancer does). It
+// allocates nothing and is safe for concurrent use.
+func (b *Bounded) LookupIndex(key []byte) int {
+	if b.empty() {
+		return -1
+	}
 	return int(b.owner[b.partition(b.cfg.hasher.sum(key))])
 }
 
-func (b *Bounded) ownerIndexString(key string) int {
+// LookupIndexString is LookupIndex for a string key.
+func (b *Bounded) LookupIndexString(key string) int {
+	if b.empty() {
+		return -1
+	}
 	return int(b.owner[b.partition(b.cfg.hasher.sumString(key))])
 }
 

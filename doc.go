@@ -76,7 +76,6 @@
 // the [Fingerprinter] and [Deriver] interfaces; this package imports none
 // of them.
 //
-
 // # IDs from untrusted sources
 //
 // xxhash64 is invertible, so whoever chooses node IDs can choose their

@@ -102,8 +102,8 @@ type counter struct {
 // ownerIndexer is implemented by placers that can give a key's owner as
 // its position in Nodes(), sparing the balancer a map read per acquire.
 type ownerIndexer interface {
-	ownerIndex(key []byte) int
-	ownerIndexString(key string) int
+	LookupIndex(key []byte) int
+	LookupIndexString(key string) int
 }
 
 // Lease is a node acquired for one request. Release it exactly once when
@@ -301,9 +301,9 @@ func (b *Balancer) acquire(k reqKey) (Lease, error) {
 func (m *membership) firstIndex(k reqKey) int {
 	if m.owner != nil {
 		if k.str {
-			return m.owner.ownerIndexString(k.s)
+			return m.owner.LookupIndexString(k.s)
 		}
-		return m.owner.ownerIndex(k.b)
+		return m.owner.LookupIndex(k.b)
 	}
 	var n chash.Node
 	if k.str {
