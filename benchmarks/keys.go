@@ -17,19 +17,25 @@ func NodeIDs(n int) []string {
 }
 
 // BenchKeyCount is how many distinct keys a lookup benchmark cycles
-// through, in the same order on every pass: 1<<18. It must be far more
-// than a branch predictor can learn. With the 1<<14 keys of earlier
-// versions, the AMD EPYC (Zen 4) machine of issue 33 learnt the exit of
-// go-jump's loop, whose step depends on the key: at 8 nodes go-jump took
-// 13.2 ns a lookup over 16,384 keys and 29.9 ns over 262,144 (29.7 and
-// 42.1 ns at 64 nodes), while chash's jump, whose branches do not depend
-// on the key, took 18.7 and 19.1 ns, and the bare hash 6.9 ns over either
-// (fastest 4,096-lookup interval of 1.5 s of each; benchmarks/notes.md).
-// A service does not replay the same few thousand keys in the same order,
-// so the longer cycle is the one that measures what it would see. The keys
-// are stored back to back in one string (3.4 MB at 13 bytes, 21 MB at 80)
-// and read in order, which the hardware prefetchers stream.
-const BenchKeyCount = 1 << 18
+// through, in the same order on every pass: 1<<16. It must be more than a
+// branch predictor can learn. With the 1<<14 keys of earlier versions, the
+// AMD EPYC (Zen 4) machine of issue 33 learnt the exits of go-jump's loop,
+// whose step count depends on the key: at 8 nodes go-jump took 13.1 ns a
+// lookup over 16,384 keys, 25.6 ns over 32,768, and 29.4 and 29.8 ns over
+// 65,536 and 262,144 (17.9, 39.9, 42.6 and 42.3 ns at 64 nodes), while
+// chash's jump, whose branches do not depend on the key, took the same
+// time over 16,384 as over 262,144 keys (18.7 and 19.1 ns), as did the bare
+// hash (6.9 ns); fastest 4,096-lookup interval of 1.5 to 2 s of each
+// (benchmarks/notes.md). A service does not replay a few thousand keys in
+// one order, so the longer cycle is the one that measures what it would
+// see. The keys are stored back to back and read in order, which the
+// hardware prefetchers stream: 852 KiB of 13-byte keys and 5.2 MiB of
+// 80-byte keys, which stay in the L3. 262,144 keys (21 MB at 80 bytes)
+// made the 80-byte lookups of every library wait on memory whenever other
+// work on the machine used its bandwidth (some 10 ns a lookup in a third
+// of the runs); shuffling 16,384 keys instead made them miss the L2 (the
+// bare hash of 80-byte keys went from 17.9 to 27.5 ns).
+const BenchKeyCount = 1 << 16
 
 // Keys is a cycle of distinct keys of one length, stored back to back.
 type Keys struct {

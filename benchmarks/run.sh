@@ -77,8 +77,8 @@ done
 # chash and each peer in alternating short intervals, once: the figures
 # least disturbed by other work on a shared machine.
 echo "== interleaved intervals" >&2
-if [ -n "$quick" ]; then rounds=4; else rounds=100; fi
-(cd benchmarks && go test -run '^$' -count 1 -benchtime 1x -timeout 60m $short -bench '^BenchmarkInterleaved$' -rounds "$rounds" .) |
+if [ -n "$quick" ]; then passes=2; else passes=25; fi
+(cd benchmarks && go test -run '^$' -count 1 -benchtime 1x -timeout 60m $short -bench '^BenchmarkInterleaved$' -passes "$passes" .) |
 	tee -a "$tmp/cmp.txt" >&2
 
 if [ -n "$quick" ]; then scale 1 10ms; else scale 1 100ms; fi

@@ -390,11 +390,12 @@ func (r *report) interleavedTable(b *bytes.Buffer) {
 		return
 	}
 	b.WriteString("## chash / peer in alternating short intervals\n\n")
-	b.WriteString("`BenchmarkInterleaved`, run once after the passes: round after round, one interval of chash and one of the peer\n")
-	b.WriteString("(4,096 lookups, or one build), in alternating order. A preemption or other work on a shared machine only makes an\n")
-	b.WriteString("interval longer, so the fastest intervals are the least disturbed, and each cell is the quotient of the two\n")
-	b.WriteString("fastest (chash's time / the peer's beside it); the median of the per-round ratios is in the benchstat block.\n")
-	b.WriteString("These are the figures the targets of issue 33 are judged by where the passes of 300 ms are noisier.\n\n")
+	b.WriteString("`BenchmarkInterleaved`, run once after the passes: one interval of chash and one of the peer (4,096 lookups,\n")
+	b.WriteString("or one build), in alternating order, 4 rounds of every pair (1 of builds) in each of 25 passes over all pairs, so\n")
+	b.WriteString("that each pair is sampled across the minutes the benchmark takes. A preemption or other work on a shared machine\n")
+	b.WriteString("only makes an interval longer, so the fastest intervals are the least disturbed, and each cell is the quotient\n")
+	b.WriteString("of the two fastest (chash's time / the peer's beside it); the median of the per-round ratios is in the\n")
+	b.WriteString("benchstat block. These are the figures the targets of issue 33 are judged by, as the passes of 300 ms are noisier.\n\n")
 	b.WriteString("| family | peer |")
 	for _, n := range nodeCounts {
 		for _, k := range keySizes {
