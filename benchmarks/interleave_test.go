@@ -119,8 +119,8 @@ func BenchmarkInterleaved(b *testing.B) {
 				add(&pair{
 					name: fmt.Sprintf("Build/%s/%s/nodes=%d", fam, peer.Name, n),
 					a:    builder(ours[fam]), c: builder(peer),
-					run:  func(f func(string) string, _ int) { f("") },
-					ops:  1, rounds: 1,
+					run: func(f func(string) string, _ int) { f("") },
+					ops: 1, rounds: 1,
 				})
 			}
 		}
