@@ -46,12 +46,15 @@ func TestProvisionBoundedCost(t *testing.T) {
 	}
 }
 
-// A positional algorithm (jump, jumpback) numbers upstreams by their
-// position in the pool: a new order of the upstreams, or removing one but
-// the last, moves most keys. It is refused, naming the alternatives.
+// A positional algorithm (jump, jumpback, binomial, flip) numbers
+// upstreams by their position in the pool: a new order of the upstreams,
+// or removing one but the last, moves most keys. A stateful one (memento,
+// anchor, dx, jumpbackanchor, choosek) would do the same, since each
+// configuration load builds the placement afresh. Both are refused,
+// naming the alternatives.
 func TestPositionalRefused(t *testing.T) {
 	for _, a := range chash.Algorithms() {
-		if !a.Positional() {
+		if !a.Positional() && !a.Stateful() {
 			continue
 		}
 		err := (&Selection{Algorithm: a.String()}).Provision(caddy.Context{})

@@ -20,10 +20,16 @@
 //
 // Provision validates the configuration for what it is, at a bounded cost
 // (the algorithm and each option's range, without building a placement of
-// the configured size), and refuses the positional algorithms, jump and
-// jumpback (chash.Algorithm.Positional): they number upstreams by their
-// position in the pool, so a new order of the upstreams, or removing one
-// but the last, moves most keys.
+// the configured size), and refuses the positional algorithms (jump,
+// jumpback, binomial, flip: chash.Algorithm.Positional): they number
+// upstreams by their position in the pool, so a new order of the
+// upstreams, or removing one but the last, moves most keys. It refuses the
+// stateful ones as well (memento, anchor, dx, jumpbackanchor, choosek:
+// chash.Algorithm.Stateful): they can lose any upstream only when each
+// placement is derived from the last, and every configuration load builds
+// the placement afresh from the pool, so removing an upstream from the
+// middle of the list would move most keys there too (66-75% for the
+// second of four).
 //
 // Whether a pool can be placed depends on it (a Maglev table_size smaller
 // than the upstreams, a ring past its point limit). A pool the configured
@@ -63,8 +69,8 @@ type Selection struct {
 	// "{http.request.uri.path.1}". Default: the client's address.
 	Key string `json:"key,omitempty"`
 	// Algorithm is a name chash.ParseAlgorithm accepts for an algorithm
-	// that is not positional: ring, rendezvous (the default), maglev or
-	// bounded. jump and jumpback are refused.
+	// that is neither positional nor stateful: ring, rendezvous (the
+	// default), maglev or bounded. The others are refused.
 	Algorithm string `json:"algorithm,omitempty"`
 	// Vnodes, TableSize and Partitions are the algorithm's options; Seed,
 	// if set, is chash.XXHashSeed. Zero means the default.
@@ -134,8 +140,13 @@ func (s *Selection) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("chashcaddy: %w", err)
 	}
-	if a.Positional() {
-		return fmt.Errorf("chashcaddy: %w: algorithm %q numbers upstreams by their position in the pool: a new order, or removing one but the last, moves most keys; use rendezvous, maglev, ring or bounded", chash.ErrInvalidOption, name)
+	switch {
+	case a.Positional():
+		return fmt.Errorf("chashcaddy: %w: algorithm %q numbers upstreams by their position in the pool: a new order, or removing one but the last, moves most keys; "+
+			"use rendezvous, maglev, ring or bounded, which lose any upstream moving only its keys", chash.ErrInvalidOption, name)
+	case a.Stateful():
+		return fmt.Errorf("chashcaddy: %w: algorithm %q keeps upstreams in slots numbered by the pool, which each configuration load builds afresh: removing one from the middle of the list moves most keys; "+
+			"use rendezvous, maglev, ring or bounded, which lose any upstream moving only its keys", chash.ErrInvalidOption, name)
 	}
 	s.alg = a
 	s.opts = nil

@@ -48,9 +48,12 @@
 //
 // [ParseConfig] validates a configuration for what it is, at a cost that
 // does not depend on the sizes it configures: the algorithm, each
-// option's range, the load factor. Positional algorithms (jump, jumpback)
-// are refused: they number endpoints by position, so dropping one other
-// than the last moves most keys.
+// option's range, the load factor. Positional algorithms (jump, jumpback,
+// binomial, flip) are refused: they number endpoints by position, so
+// dropping one other than the last moves most keys. So are the stateful
+// ones (memento, anchor, dx, jumpbackanchor, choosek), whose slots every
+// client would have to derive alike from a state a resolver does not
+// carry.
 //
 // Whether a resolver's endpoints can be placed depends on them: a Maglev
 // table smaller than the endpoints, a ring past its point limit (an

@@ -34,9 +34,9 @@ type Config struct {
 	serviceconfig.LoadBalancingConfig `json:"-"`
 
 	// Algorithm is a name chash.ParseAlgorithm accepts for an algorithm
-	// that is not positional ("ring", "rendezvous", "maglev", "bounded") or
-	// RingHash. Empty means "rendezvous". The positional ones, "jump" and
-	// "jumpback", are refused (see ParseConfig).
+	// that is neither positional nor stateful ("ring", "rendezvous",
+	// "maglev", "bounded") or RingHash. Empty means "rendezvous". The
+	// others are refused (see ParseConfig).
 	Algorithm string `json:"algorithm,omitempty"`
 	// Vnodes, TableSize, Partitions and PartitionLoadFactor are the
 	// algorithm's options (chash.WithVnodes, WithTableSize, WithPartitions,
@@ -75,11 +75,19 @@ type Config struct {
 // never fails RPCs that a placement of the same endpoints could serve
 // (see the package documentation).
 //
-// A positional algorithm (chash.Algorithm.Positional: jump, jumpback) is
-// refused: it numbers the endpoints by position, so when the resolver
-// drops one other than the last most keys move (dropping the second of
-// four moved 685 of 1,000 keys, 241 of them on the dropped endpoint), and
-// a resolver's order is not stable.
+// A positional algorithm (chash.Algorithm.Positional: jump, jumpback,
+// binomial, flip) is refused: it numbers the endpoints by position, so
+// when the resolver drops one other than the last most keys move
+// (dropping the second of four moved 685 of 1,000 keys, 241 of them on the
+// dropped endpoint), and a resolver's order is not stable. So is a
+// stateful one (chash.Algorithm.Stateful: memento, anchor, dx,
+// jumpbackanchor, choosek): it can lose any endpoint, but only if each
+// placer is derived from the last or built from a state every client
+// shares, and a resolver's list carries no such state, while channels
+// start at different times; built from the list, dropping the second of
+// four endpoints moved 66-75% of keys. Rendezvous, maglev, ring and
+// bounded lose any endpoint moving only its keys, built from the list
+// alone.
 func ParseConfig(js []byte) (*Config, error) {
 	var c Config
 	if err := json.Unmarshal(js, &c); err != nil {
@@ -109,8 +117,13 @@ func (c *Config) validate() error {
 		if err != nil {
 			return err
 		}
-		if a.Positional() {
-			return fmt.Errorf("%w: algorithm %q numbers the endpoints by position: when the resolver drops one other than the last, most keys move, and a resolver's order is not stable; use rendezvous, maglev, ring or bounded", chash.ErrInvalidOption, c.Algorithm)
+		switch {
+		case a.Positional():
+			return fmt.Errorf("%w: algorithm %q numbers the endpoints by position: when the resolver drops one other than the last, most keys move, and a resolver's order is not stable; "+
+				"use rendezvous, maglev, ring or bounded, which lose any endpoint moving only its keys", chash.ErrInvalidOption, c.Algorithm)
+		case a.Stateful():
+			return fmt.Errorf("%w: algorithm %q keeps the endpoints in numbered slots that every client would have to derive alike or share, and a resolver's list carries no such state: "+
+				"built from the list, dropping one endpoint moves most keys; use rendezvous, maglev, ring or bounded, which lose any endpoint moving only its keys", chash.ErrInvalidOption, c.Algorithm)
 		}
 		// A one-node rendezvous placer applies every option, so checks its
 		// range, and ignores the sizes they configure.

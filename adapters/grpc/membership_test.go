@@ -99,13 +99,15 @@ func TestParseConfigBoundedCost(t *testing.T) {
 	}
 }
 
-// A positional algorithm (jump, jumpback) numbers the endpoints by
-// position: when the resolver drops one other than the last, most keys
-// move, and the resolver's order is not stable. It is refused, with an
-// error that names the alternatives.
+// A positional algorithm (jump, jumpback, binomial, flip) numbers the
+// endpoints by position: when the resolver drops one other than the last,
+// most keys move, and the resolver's order is not stable. A stateful one
+// (memento, anchor, dx, jumpbackanchor, choosek) needs a state every
+// client shares, which a resolver does not carry. Both are refused, with
+// an error that names the alternatives.
 func TestPositionalRefused(t *testing.T) {
 	for _, a := range chash.Algorithms() {
-		if !a.Positional() {
+		if !a.Positional() && !a.Stateful() {
 			continue
 		}
 		_, err := ParseConfig([]byte(fmt.Sprintf(`{"algorithm":%q}`, a)))

@@ -102,8 +102,9 @@ func WithCooldown(d time.Duration) Option {
 	}
 }
 
-// WithReshuffle accepts a positional placer (chash.IsPositional: a jump
-// or jumpback placer, also behind a Holder), which New otherwise refuses.
+// WithReshuffle accepts a positional placer (chash.IsPositional: a jump,
+// jumpback, binomial or flip placer, also behind a Holder), which New
+// otherwise refuses.
 // Such a placer numbers the backends by their position in the list it was
 // built from: the Router never renumbers them (a backend that cannot be
 // dialled is skipped in its keys' order, not removed), but a new list
@@ -116,9 +117,14 @@ func WithReshuffle() Option {
 // New returns a Router keyed by key over p, any chash placer or a
 // *chash.Holder (whose swaps it follows on the next request). Every node
 // ID must name a backend as the package documents. A positional placer
-// (jump, jumpback) is refused with chash.ErrInvalidOption unless
-// WithReshuffle is given; New checks the placer it is given (a Holder's
-// current one), not the ones a Holder is given later.
+// (jump, jumpback, binomial, flip) is refused with chash.ErrInvalidOption
+// unless WithReshuffle is given; New checks the placer it is given (a
+// Holder's current one), not the ones a Holder is given later. A stateful
+// placer (memento, anchor, dx, jumpbackanchor, choosek:
+// chash.Algorithm.Stateful) has jump's memory and speed and can lose any
+// backend moving only its keys, provided each placer the Holder is given
+// is derived from the last (chash.Derive), or built from the engine state
+// the fleet shares, rather than built afresh from a list.
 func New(key Key, p chash.Placer, opts ...Option) (*Router, error) {
 	if key == nil {
 		return nil, fmt.Errorf("%w: chashhttp.New: nil Key", chash.ErrInvalidOption)
@@ -137,7 +143,9 @@ func New(key Key, p chash.Placer, opts ...Option) (*Router, error) {
 		return nil, fmt.Errorf("%w: chashhttp.New", chash.ErrNoNodes)
 	}
 	if !r.reshuffle && chash.IsPositional(p) {
-		return nil, fmt.Errorf("%w: chashhttp.New: %T numbers the backends by position: removing one but the last, or a new order, moves most keys; use a rendezvous, maglev, ring or bounded placer, or pass WithReshuffle to accept that", chash.ErrInvalidOption, all)
+		return nil, fmt.Errorf("%w: chashhttp.New: %T numbers the backends by position: removing one but the last, or a new order, moves most keys; "+
+			"use a rendezvous, maglev, ring or bounded placer, or a memento, anchor, dx, jumpbackanchor or choosek placer derived with chash.Derive at each change "+
+			"(either lets any backend leave moving only its keys), or pass WithReshuffle to accept that", chash.ErrInvalidOption, all)
 	}
 	for _, n := range all.Nodes() {
 		if _, err := r.target(n.ID); err != nil {

@@ -164,23 +164,28 @@ func TestPathPrefix(t *testing.T) {
 	}
 }
 
-// A positional placer (jump, jumpback) numbers backends by position:
-// removing one but the last, or a new order, moves most keys. New refuses
-// one, also behind a Holder, unless WithReshuffle accepts it.
+// A positional placer (jump, jumpback, binomial, flip) numbers backends
+// by position: removing one but the last, or a new order, moves most
+// keys. New refuses one, also behind a Holder, unless WithReshuffle
+// accepts it, naming the stateful placers as the way to keep jump's cost.
+// A stateful placer is accepted: derived at each change, it loses any
+// backend moving only its keys.
 func TestPositionalRefused(t *testing.T) {
 	nodes := []chash.Node{{ID: "a:1"}, {ID: "b:1"}, {ID: "c:1"}}
 	for _, a := range chash.Algorithms() {
-		if !a.Positional() {
-			continue
-		}
 		p, err := chash.New(a, nodes)
 		require.NoError(t, err)
 		var h chash.Holder
 		h.Store(p)
 		for _, src := range []chash.Placer{p, &h} {
 			_, err = New(Header("k"), src)
+			if !a.Positional() {
+				assert.NoError(t, err, a)
+				continue
+			}
 			require.ErrorIs(t, err, chash.ErrInvalidOption, a)
 			assert.Contains(t, err.Error(), "WithReshuffle")
+			assert.Contains(t, err.Error(), "memento")
 			t.Log(err)
 			_, err = New(Header("k"), src, WithReshuffle())
 			assert.NoError(t, err, a)
