@@ -64,15 +64,17 @@ var _ Placer = (*Zoned)(nil)
 
 // NewZoned returns the zone-aware view of p, reading the zones of p's
 // members once: O(n) with a map of zone names. It fails with
-// ErrInvalidOption if p is a *Holder (whose members change: wrap each
-// placer stored in it instead), with ErrNilPlacer if p is nil or a nil
-// pointer, and with ErrNoNodes if it has no members.
+// ErrInvalidOption if p is a view whose members change, a Placer with a
+// Load() Placer method (a *Holder, a membership watcher, a status
+// tracker): a Zoned of it would keep its first members for good, so wrap
+// each placer it serves instead, from its view hook; with ErrNilPlacer if
+// p is nil or a nil pointer, and with ErrNoNodes if it has no members.
 func NewZoned(p Placer) (*Zoned, error) {
 	if isNil(p) {
 		return nil, fmt.Errorf("%w: NewZoned(%T)", ErrNilPlacer, p)
 	}
-	if _, ok := p.(*Holder); ok {
-		return nil, fmt.Errorf("%w: NewZoned of a *Holder: wrap each placer the Holder stores instead", ErrInvalidOption)
+	if _, ok := p.(loader); ok {
+		return nil, fmt.Errorf("%w: NewZoned of a %T, whose members change: wrap each placer it serves (from its view hook, or NewZoned(p.Load())) instead", ErrInvalidOption, p)
 	}
 	nodes := p.Nodes()
 	if len(nodes) == 0 {

@@ -458,3 +458,22 @@ func FuzzZoned(f *testing.F) {
 		}
 	})
 }
+
+// viewOf is a placer that serves another, as a membership watcher does.
+type viewOf struct{ chash.Placer }
+
+func (v viewOf) Load() chash.Placer { return v.Placer }
+
+// TestZonedRefusesViews: a view whose members change (a Holder, a
+// watcher: any placer with Load) is refused with a message that says what
+// to do, instead of a Zoned that keeps its first members for good (a Zoned
+// over an etcd watcher kept 3 nodes after the fleet grew to 6).
+func TestZonedRefusesViews(t *testing.T) {
+	r, err := chash.NewRing(conformance.ZonedNodes(6, 3))
+	require.NoError(t, err)
+	for _, p := range []chash.Placer{chash.NewHolder(r), viewOf{r}} {
+		_, err := chash.NewZoned(p)
+		require.ErrorIs(t, err, chash.ErrInvalidOption)
+		assert.Contains(t, err.Error(), "wrap each placer it serves")
+	}
+}

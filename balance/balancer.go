@@ -161,6 +161,11 @@ func (b *Balancer) SetPlacer(p chash.Placer) error {
 	if place.IsNil(p) {
 		return fmt.Errorf("%w: %T", chash.ErrNilPlacer, p)
 	}
+	if _, ok := p.(interface{ Load() chash.Placer }); ok {
+		// The balancer's counts follow the members it was given; a view
+		// that changes under it would leave them stale.
+		return fmt.Errorf("%w: a %T changes its members: give the balancer each placer it serves with SetPlacer, from its view hook (member.WithViewHook, for example)", chash.ErrInvalidOption, p)
+	}
 	nodes := p.Nodes()
 	if len(nodes) == 0 {
 		return fmt.Errorf("%w: placer has no nodes", chash.ErrNoNodes)

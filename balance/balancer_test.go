@@ -67,8 +67,10 @@ func newBalancer(t testing.TB, p chash.Placer, opts ...balance.Option) *balance.
 func TestBalancerErrors(t *testing.T) {
 	_, err := balance.New(nil)
 	assert.ErrorIs(t, err, chash.ErrNilPlacer, "nil placer")
-	_, err = balance.New(new(chash.Holder))
-	assert.ErrorIs(t, err, chash.ErrNoNodes, "empty holder")
+	r3, err := chash.NewRing(chashtest.Nodes(3))
+	require.NoError(t, err)
+	_, err = balance.New(chash.NewHolder(r3))
+	assert.ErrorIs(t, err, chash.ErrInvalidOption, "a Holder changes its members: SetPlacer from a hook instead")
 	var typedNil *chash.Ring
 	_, err = balance.New(typedNil)
 	assert.ErrorIs(t, err, chash.ErrNilPlacer, "typed-nil placer")

@@ -50,7 +50,9 @@
 // negative or infinite weight counts as 0; if no node has a positive
 // weight, every node counts as 1.
 //
-// A Balancer over a placer that changes (a chash.Holder, a membership
-// watcher) must be told of each change with [Balancer.SetPlacer]; it
-// reads the placer it was given, not what a Holder holds later.
+// A Balancer's counts follow the members of the placer it was given, so
+// [New] and [Balancer.SetPlacer] refuse a view whose members change (a
+// chash.Holder, a member.Watcher: any placer with a Load method) with
+// chash.ErrInvalidOption: give it each placer the view serves with
+// SetPlacer, from the view's hook (member.WithViewHook).
 package balance
