@@ -1,5 +1,11 @@
 package memberlist
 
+import (
+	"time"
+
+	ml "github.com/hashicorp/memberlist"
+)
+
 // Peers returns what n holds of each alive or suspect node: its metadata,
 // by name.
 func Peers(n *Node) map[string]string {
@@ -11,3 +17,13 @@ func Peers(n *Node) map[string]string {
 	}
 	return out
 }
+
+// Detached returns a Node with no memberlist, whose peers a test sets
+// through its event delegate (Events), as memberlist would: the source and
+// watcher alone, without a cluster.
+func Detached(interval time.Duration) *Node {
+	return &Node{name: "detached", interval: interval, peers: map[string]peer{}, wake: make(chan struct{})}
+}
+
+// Events returns n's memberlist event delegate.
+func Events(n *Node) ml.EventDelegate { return &delegate{n: n} }
