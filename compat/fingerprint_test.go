@@ -147,8 +147,10 @@ func TestLongListsArePrefixes(t *testing.T) {
 			for k := 1; k < 100; k++ {
 				require.Equal(t, all[:k], p.AppendTopKString(nil, key, k), "%s: top-%d of %q is not a prefix", name, k, key)
 			}
-			dst := make([]chash.Node, 0, 100)
-			assert.Zero(t, testing.AllocsPerRun(20, func() { p.AppendTopKString(dst[:0], key, 100) }), name)
+			if !testing.Short() && !raceEnabled { // the race detector empties pools at random
+				dst := make([]chash.Node, 0, 100)
+				assert.Zero(t, testing.AllocsPerRun(20, func() { p.AppendTopKString(dst[:0], key, 100) }), name)
+			}
 		}
 	}
 }
