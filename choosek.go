@@ -261,14 +261,15 @@ func (e *ChooseKEngine) add() (int, error) {
 		return int(e.n - 1), nil
 	}
 	s := e.vacant[0]
-	e.vacant = slices.Delete(e.vacant, 0, 1)
+	e.vacant = e.vacant[1:] // O(1): adding many slots stays linear
 	e.bitmap[s>>6] &^= 1 << (s & 63)
 	return int(s), nil
 }
 
 // Remove takes working slot s out of work: its keys move to the other
 // working slots evenly and no other key moves. It fails with
-// ErrUnknownNode if s is not a working slot. O(vacant + n/64).
+// ErrUnknownNode if s is not a working slot. O(vacant), and O(n/64) for
+// the first vacant slot.
 func (e *ChooseKEngine) Remove(s int) error {
 	if !e.Working(s) {
 		return fmt.Errorf("%w: slot %d is not a working slot of the ChooseK engine", ErrUnknownNode, s)
@@ -290,6 +291,31 @@ func (e *ChooseKEngine) remove(s int) {
 	}
 	// The last slot: drop it and the vacant slots below it.
 	e.n--
+	for len(e.vacant) > 0 && e.vacant[len(e.vacant)-1] == e.n-1 {
+		e.n--
+		v := e.vacant[len(e.vacant)-1]
+		e.bitmap[v>>6] &^= 1 << (v & 63)
+		e.vacant = e.vacant[:len(e.vacant)-1]
+	}
+	if len(e.vacant) == 0 {
+		e.bitmap = nil
+	}
+}
+
+// removeAll is remove for several distinct working slots, leaving one
+// working: the placers' Remove of many members at once. The state depends
+// only on the slots that work, so they can go together, in
+// O((vacant + len(ss)) log) rather than remove's O(vacant) each.
+func (e *ChooseKEngine) removeAll(ss []int) {
+	if e.bitmap == nil {
+		e.bitmap = make([]uint64, (e.n+63)/64)
+	}
+	for _, s := range ss {
+		e.bitmap[s>>6] |= 1 << (s & 63)
+		e.vacant = append(e.vacant, uint32(s))
+	}
+	slices.Sort(e.vacant)
+	// Vacant last slots are dropped with the vacant slots below them.
 	for len(e.vacant) > 0 && e.vacant[len(e.vacant)-1] == e.n-1 {
 		e.n--
 		v := e.vacant[len(e.vacant)-1]

@@ -253,22 +253,36 @@ type edit[E any, PE slotEngine[E]] struct {
 	index map[string]int
 }
 
+// batchRemover is an engine whose state does not depend on the order of
+// removals, and that removes many buckets at once faster than one by one
+// (ChooseK's sorted vacant list).
+type batchRemover interface{ removeAll(bs []int) }
+
 // remove removes the members with the given IDs, in the order given. It
 // fails with ErrUnknownNode for an ID that is not a member and ErrNoNodes
 // if none would remain.
 func (c *edit[E, PE]) remove(ids []string) error {
 	e := c.engine()
+	batch, isBatch := any(e).(batchRemover)
+	var bs []int
 	for _, id := range ids {
 		b, ok := c.index[id]
 		if !ok {
 			return fmt.Errorf("%w: %q", ErrUnknownNode, id)
 		}
-		if e.Len() == 1 {
+		if len(c.index) == 1 {
 			return fmt.Errorf("%w: removing the last member, %q", ErrNoNodes, id)
 		}
-		e.remove(b)
+		if isBatch {
+			bs = append(bs, b)
+		} else {
+			e.remove(b)
+		}
 		c.nodes[b] = Node{}
 		delete(c.index, id)
+	}
+	if isBatch && len(bs) > 0 {
+		batch.removeAll(bs)
 	}
 	for len(c.nodes) > 0 && c.nodes[len(c.nodes)-1].ID == "" {
 		c.nodes = c.nodes[:len(c.nodes)-1] // no lookup returns a vacant bucket
