@@ -185,6 +185,9 @@ func wrapSpec(err error) error {
 // valid. It names the hasher seed, never the secret. (A stamp at its
 // largest value stays there, and the publisher's name decides.)
 func (n *Node) Publish(s *member.Spec) error {
+	if !n.started() {
+		return errNoNode
+	}
 	if s != nil {
 		if err := s.Check(); err != nil {
 			return err
@@ -201,8 +204,12 @@ func (n *Node) Publish(s *member.Spec) error {
 	return nil
 }
 
-// Spec returns the cluster's placement spec as this node holds it, or nil.
+// Spec returns the cluster's placement spec as this node holds it, or nil
+// (also for a nil Node).
 func (n *Node) Spec() *member.Spec {
+	if n == nil {
+		return nil
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.spec.Spec == nil {

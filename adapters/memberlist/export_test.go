@@ -22,8 +22,13 @@ func Peers(n *Node) map[string]string {
 // through its event delegate (Events), as memberlist would: the source and
 // watcher alone, without a cluster.
 func Detached(interval time.Duration) *Node {
-	return &Node{name: "detached", interval: interval, peers: map[string]peer{}, wake: make(chan struct{})}
+	n := &Node{name: "detached", interval: interval, peers: map[string]peer{}, wake: make(chan struct{})}
+	n.queue = &ml.TransmitLimitedQueue{NumNodes: n.numPeers, RetransmitMult: 1}
+	return n
 }
 
 // Events returns n's memberlist event delegate.
 func Events(n *Node) ml.EventDelegate { return &delegate{n: n} }
+
+// Merge hands b to n as a peer's spec state, as a broadcast does.
+func Merge(n *Node, b []byte) { (&delegate{n: n}).NotifyMsg(b) }

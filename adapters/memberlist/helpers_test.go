@@ -200,3 +200,25 @@ func observe(t *testing.T, name string, seeds ...string) *clml.Node {
 	t.Cleanup(func() { n.Shutdown() })
 	return n
 }
+
+// recorder is a member.Sink that keeps what it is handed.
+type recorder struct {
+	mu    sync.Mutex
+	snaps []member.Snapshot
+}
+
+func (r *recorder) Snapshot(s member.Snapshot) {
+	r.mu.Lock()
+	r.snaps = append(r.snaps, s)
+	r.mu.Unlock()
+}
+func (r *recorder) Heard()       {}
+func (r *recorder) Report(error) {}
+
+func (r *recorder) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.snaps) }
+
+func (r *recorder) last() member.Snapshot {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.snaps[len(r.snaps)-1]
+}

@@ -137,23 +137,48 @@ func start(cfg *ml.Config, name string, meta []byte, seeds []string, opts []Opti
 	return n, nil
 }
 
-// Name returns the node's name in the cluster: its member's ID.
-func (n *Node) Name() string { return n.name }
+// errNoNode is the error of a call on a nil or zero Node.
+var errNoNode = fmt.Errorf("%w: memberlist: a nil or zero Node (build one with Join or Observe)", chash.ErrInvalidOption)
+
+// started reports whether n was built by Join or Observe.
+func (n *Node) started() bool { return n != nil && n.list != nil }
+
+// Name returns the node's name in the cluster: its member's ID. Empty for
+// a nil Node.
+func (n *Node) Name() string {
+	if n == nil {
+		return ""
+	}
+	return n.name
+}
 
 // Addr returns the node's gossip address, "ip:port", where other nodes
-// can join the cluster.
-func (n *Node) Addr() string { return n.list.LocalNode().Address() }
+// can join the cluster. Empty for a nil or zero Node.
+func (n *Node) Addr() string {
+	if !n.started() {
+		return ""
+	}
+	return n.list.LocalNode().Address()
+}
 
 // Memberlist returns the node's memberlist, for what this package does
-// not cover (its health score, user messages). Do not Shutdown it behind
-// the Node's back: use Leave or Shutdown.
-func (n *Node) Memberlist() *ml.Memberlist { return n.list }
+// not cover (its health score, user messages), or nil for a nil or zero
+// Node. Do not Shutdown it behind the Node's back: use Leave or Shutdown.
+func (n *Node) Memberlist() *ml.Memberlist {
+	if n == nil {
+		return nil
+	}
+	return n.list
+}
 
 // Update announces m, which must have the node's ID, in place of the
 // member announced so far (a new weight, zone or address), and waits until
 // the update is broadcast or timeout passes. It fails with
 // member.ErrBadMember as Join does, and for an observer.
 func (n *Node) Update(m member.Member, timeout time.Duration) error {
+	if !n.started() {
+		return errNoNode
+	}
 	meta, err := encode(m)
 	if err != nil {
 		return err
@@ -178,8 +203,12 @@ func (n *Node) Update(m member.Member, timeout time.Duration) error {
 // Leave announces that the node leaves, waits until the announcement is
 // broadcast or timeout passes, and shuts the node down. The other nodes
 // drop it at once, without waiting for failure detection. Its watchers
-// keep their last view.
+// keep their last view. Leaving again, or a nil or zero Node, does
+// nothing.
 func (n *Node) Leave(timeout time.Duration) error {
+	if !n.started() {
+		return nil
+	}
 	err := n.list.Leave(timeout)
 	n.list.Shutdown()
 	if err != nil {
@@ -190,8 +219,13 @@ func (n *Node) Leave(timeout time.Duration) error {
 
 // Shutdown stops the node without announcing it: the others find it gone
 // by failure detection, as after a crash. Calling it again, or after
-// Leave, does nothing.
-func (n *Node) Shutdown() error { return n.list.Shutdown() }
+// Leave, or on a nil or zero Node, does nothing.
+func (n *Node) Shutdown() error {
+	if !n.started() {
+		return nil
+	}
+	return n.list.Shutdown()
+}
 
 // numPeers is the cluster size the broadcast queue scales its
 // retransmissions by.

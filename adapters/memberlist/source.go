@@ -28,7 +28,8 @@ type decoded struct {
 	err  error
 }
 
-// Source returns a new source of the members n holds.
+// Source returns a new source of the members n holds. The source of a nil
+// or zero Node fails to run.
 func (n *Node) Source() *Source { return &Source{n: n, decoded: map[string]decoded{}} }
 
 // Watch follows the members n holds and returns once it serves the first
@@ -38,6 +39,9 @@ func (n *Node) Source() *Source { return &Source{n: n, decoded: map[string]decod
 // silence bound is three probe intervals (member.WithSilence in opts
 // overrides it).
 func (n *Node) Watch(ctx context.Context, build member.Builder, opts ...member.Option) (*member.Watcher, error) {
+	if !n.started() {
+		return nil, errNoNode
+	}
 	all := append([]member.Option{member.WithSilence(3 * n.interval)}, opts...)
 	w, err := member.Follow(ctx, n.Source(), build, all...)
 	if err != nil {
@@ -48,8 +52,12 @@ func (n *Node) Watch(ctx context.Context, build member.Builder, opts ...member.O
 
 // Run hands over the members the node holds at once and after each
 // change, until ctx ends; it confirms the view each time a peer answers
-// the node (and on a timer while the node is alone). It never fails.
+// the node (and on a timer while the node is alone). It fails only for a
+// Source not made by Node.Source.
 func (s *Source) Run(ctx context.Context, sink member.Sink) error {
+	if s == nil || s.n == nil || s.n.wake == nil {
+		return errNoNode
+	}
 	n := s.n
 	tick := time.NewTicker(n.interval)
 	defer tick.Stop()

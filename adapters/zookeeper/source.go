@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/member"
 )
 
@@ -67,6 +68,9 @@ func Watch(ctx context.Context, conn *zk.Conn, path string, build member.Builder
 // when the watches are lost (the session expired) or a read fails, so
 // that the watcher starts it again from a fresh read.
 func (s *Source) Run(ctx context.Context, sink member.Sink) error {
+	if s == nil || s.conn == nil {
+		return fmt.Errorf("%w: zookeeper: a nil or zero Source (build one with NewSource)", chash.ErrInvalidOption)
+	}
 	f := &follower{Source: s, ctx: ctx, sink: sink, events: make(chan zk.Event, 64), children: map[string]child{}}
 	done := make(chan error, 1)
 	go func() { done <- f.run() }()
