@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	ml "github.com/hashicorp/memberlist"
 	clml "github.com/keyplace/chash/adapters/memberlist"
 	"github.com/keyplace/chash/member"
 	"github.com/keyplace/chash/member/membertest"
@@ -28,14 +29,28 @@ type fleet struct {
 }
 
 func newFleet(t *testing.T) *fleet {
-	return &fleet{t: t, anchor: observe(t, "anchor"), members: map[string]*clml.Node{}, meta: map[string]string{}}
+	anchor, err := clml.Observe(slower(testConfig("anchor")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { anchor.Shutdown() })
+	return &fleet{t: t, anchor: anchor, members: map[string]*clml.Node{}, meta: map[string]string{}}
 }
+
+// slower probes every 500 ms: two dozen nodes in one process under the
+// race detector, on a loaded machine, then raise no false suspicion.
+func slower(c *ml.Config) *ml.Config {
+	c.ProbeInterval, c.ProbeTimeout = fleetProbe, fleetProbe/2
+	return c
+}
+
+const fleetProbe = 500 * time.Millisecond
 
 func (f *fleet) Source() member.Source {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b := newBreakable(f.t)
-	n, err := clml.Observe(configOn(fmt.Sprintf("observer-%d", len(f.observers)), b), []string{f.anchor.Addr()})
+	n, err := clml.Observe(slower(configOn(fmt.Sprintf("observer-%d", len(f.observers)), b)), []string{f.anchor.Addr()})
 	if err != nil {
 		f.t.Fatalf("observer: %v", err)
 	}
@@ -79,7 +94,7 @@ func (f *fleet) Set(ms []member.Member) error {
 		switch n, ok := f.members[m.ID]; {
 		case !ok:
 			do(func() error {
-				n, err := clml.Join(testConfig(m.ID), m, []string{f.anchor.Addr()})
+				n, err := clml.Join(slower(testConfig(m.ID)), m, []string{f.anchor.Addr()})
 				if err == nil {
 					mu.Lock()
 					joined = append(joined, n)
@@ -157,7 +172,8 @@ func (f *fleet) Restore() error {
 func TestSourceContract(t *testing.T) {
 	membertest.TestSource(t, membertest.Spec{
 		NewFleet: func(t *testing.T) membertest.Fleet { return newFleet(t) },
-		Silence:  3 * probeInterval,
+		Silence:  3 * fleetProbe,
+		Settle:   10 * time.Second,
 		// Set leaves nodes all at once, and their leaves reach an
 		// observer within a few gossip intervals of each other: a
 		// window of four gathers them, as the suite's Empty case

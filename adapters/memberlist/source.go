@@ -55,7 +55,7 @@ func (n *Node) Watch(ctx context.Context, build member.Builder, opts ...member.O
 // the node (and on a timer while the node is alone). It fails only for a
 // Source not made by Node.Source.
 func (s *Source) Run(ctx context.Context, sink member.Sink) error {
-	if s == nil || s.n == nil || s.n.wake == nil {
+	if s == nil || s.n == nil || s.n.peers == nil { // peers is set once, when the Node is made
 		return errNoNode
 	}
 	n := s.n
