@@ -72,13 +72,14 @@ type maskedLine struct {
 	mem  float64 // bytes, for a table row
 }
 
-// maskSample blanks a table row's lookup time and memory.
+// maskSample blanks a table row's lookup time and memory, and folds runs
+// of spaces, since a column as wide as its widest time moves the others.
 func maskSample(line string) maskedLine {
 	m := sampleRow.FindStringSubmatch(line)
 	if m == nil {
-		return maskedLine{text: line}
+		return maskedLine{text: strings.Join(strings.Fields(line), " ")}
 	}
 	v, _ := strconv.ParseFloat(m[3], 64)
 	unit := map[string]float64{"B": 1, "KiB": 1 << 10, "MiB": 1 << 20}[m[4]]
-	return maskedLine{text: m[1] + " <lookup> <memory>", mem: math.Max(v*unit, 1)}
+	return maskedLine{text: strings.Join(strings.Fields(m[1]), " ") + " <lookup> <memory>", mem: math.Max(v*unit, 1)}
 }
