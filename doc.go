@@ -1,7 +1,8 @@
 // Package chash places keys on nodes: it decides which node, shard or backend
 // owns a key, with the algorithms a service usually reaches for (a ring with
 // virtual nodes, rendezvous hashing, jump hash, Maglev and bounded-load
-// hashing) behind one [Placer] interface.
+// hashing) and every consistent hash published since jump behind one
+// [Placer] interface.
 //
 // Every placer is an immutable value. Lookups never allocate, take no lock and
 // are safe for concurrent use; a membership change derives a new placer, and a
@@ -21,6 +22,20 @@
 //     a natural ranked replica list; up to about a hundred nodes.
 //   - [NewJump]: O(log n) lookups, no memory, perfect balance; equal weights
 //     and numbered buckets that grow and shrink at the end.
+//   - [NewJumpBack], [NewFlip], [NewBinomial]: jump's uses and rules
+//     (positional: see [Algorithm.Positional]) in constant time, each
+//     bit-exact with its authors' reference ([JumpBackHash], [FlipHash],
+//     [BinomialHash] on a hashed key).
+//   - [NewMemento], [NewAnchor], [NewDx], [NewJumpBackAnchor], [NewChooseK]:
+//     numbered buckets with jump's memory and speed, of which any member can
+//     leave moving only its keys ([Algorithm.Stateful]). A placer built
+//     afresh from a list renumbers its members, so derive each one from the
+//     last ([Derive]) and let processes that must agree share the engine's
+//     state (each type's Engine, read back by its From constructor).
+//     Memento, Anchor and JumpBackAnchor also depend on the order of
+//     removals ([Algorithm.HistoryDependent]); Dx and ChooseK do not;
+//     ChooseK's top-k lists are prefix-stable and cost O(k²); JumpBackAnchor
+//     shares its state byte for byte with hash4j in Java.
 //   - [NewMaglev]: the fastest lookups (one table read), near-perfect balance;
 //     a membership change moves a small documented fraction more than the
 //     minimum.
