@@ -280,26 +280,13 @@ func (e *ChooseKEngine) Remove(s int) error {
 
 // remove is Remove for a working slot.
 func (e *ChooseKEngine) remove(s int) {
-	if s < int(e.n)-1 {
-		if e.bitmap == nil {
-			e.bitmap = make([]uint64, (e.n+63)/64)
-		}
-		e.bitmap[s>>6] |= 1 << (s & 63)
-		i, _ := slices.BinarySearch(e.vacant, uint32(s))
-		e.vacant = slices.Insert(e.vacant, i, uint32(s))
-		return
+	if e.bitmap == nil {
+		e.bitmap = make([]uint64, (e.n+63)/64)
 	}
-	// The last slot: drop it and the vacant slots below it.
-	e.n--
-	for len(e.vacant) > 0 && e.vacant[len(e.vacant)-1] == e.n-1 {
-		e.n--
-		v := e.vacant[len(e.vacant)-1]
-		e.bitmap[v>>6] &^= 1 << (v & 63)
-		e.vacant = e.vacant[:len(e.vacant)-1]
-	}
-	if len(e.vacant) == 0 {
-		e.bitmap = nil
-	}
+	e.bitmap[s>>6] |= 1 << (s & 63)
+	i, _ := slices.BinarySearch(e.vacant, uint32(s))
+	e.vacant = slices.Insert(e.vacant, i, uint32(s))
+	e.dropVacantTail()
 }
 
 // removeAll is remove for several distinct working slots, leaving one
@@ -315,7 +302,12 @@ func (e *ChooseKEngine) removeAll(ss []int) {
 		e.vacant = append(e.vacant, uint32(s))
 	}
 	slices.Sort(e.vacant)
-	// Vacant last slots are dropped with the vacant slots below them.
+	e.dropVacantTail()
+}
+
+// dropVacantTail keeps the state canonical: vacant last slots are dropped,
+// the last working slot becoming the last slot.
+func (e *ChooseKEngine) dropVacantTail() {
 	for len(e.vacant) > 0 && e.vacant[len(e.vacant)-1] == e.n-1 {
 		e.n--
 		v := e.vacant[len(e.vacant)-1]
