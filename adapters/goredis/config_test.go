@@ -146,6 +146,9 @@ func TestConfigPositionalRefused(t *testing.T) {
 // refused, as every stateful algorithm is where the fleet is not known.
 func TestConfigStateful(t *testing.T) {
 	keys := make([]string, 20_000)
+	if testing.Short() {
+		keys = keys[:5_000]
+	}
 	for i := range keys {
 		keys[i] = fmt.Sprint("key-", i)
 	}
