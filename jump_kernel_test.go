@@ -44,6 +44,21 @@ func TestJumpKernelIsJumpGo(t *testing.T) {
 	}
 }
 
+// FuzzJumpKernel compares jumpFMA with jumpGo for any key and any bucket
+// count jumpHash is given (1 to 2^53).
+func FuzzJumpKernel(f *testing.F) {
+	f.Add(uint64(0), uint64(0))
+	f.Add(uint64(math.MaxUint64), uint64(7))
+	f.Add(uint64(12345), uint64(1<<53-1))
+	f.Fuzz(func(t *testing.T, key, buckets uint64) {
+		if !jumpKernel {
+			t.Skip("jumpHash runs jumpGo on this CPU")
+		}
+		n := int(1 + buckets%(1<<53))
+		require.Equal(t, jumpGo(key, n), jumpFMA(key, n), "key %#x, %d buckets", key, n)
+	})
+}
+
 // BenchmarkJumpKernel compares jumpFMA with jumpGo on pre-hashed keys: a
 // stream of independent lookups, as a service makes them.
 func BenchmarkJumpKernel(b *testing.B) {
