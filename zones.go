@@ -52,9 +52,10 @@ import (
 // AppendTopK appends nothing.
 type Zoned struct {
 	p       Placer
-	walk    zoneLister // p's own zone-aware walk, if it has one
-	rank    zoneRanker // or its one-pass ranking
-	domain  []uint8    // each node's domain number, in Nodes order, if <= 64
+	walk    zoneLister        // p's own zone-aware walk, if it has one
+	rank    zoneRanker        // or its one-pass ranking
+	domain  []uint32          // each node's domain number, in Nodes order
+	index   map[string]uint32 // each node's place in Nodes, by ID
 	n       int
 	domains int
 	scratch sync.Pool // *[]Node of capacity n
@@ -80,20 +81,23 @@ func NewZoned(p Placer) (*Zoned, error) {
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("%w: NewZoned of an empty placer", ErrNoNodes)
 	}
-	z := &Zoned{p: p, n: len(nodes), domains: countDomains(nodes)}
+	z := &Zoned{p: p, n: len(nodes)}
+	z.domain, z.domains = domainNumbers(nodes)
+	z.index = make(map[string]uint32, len(nodes))
+	for i := range nodes {
+		z.index[nodes[i].ID] = uint32(i)
+	}
 	z.walk, _ = p.(zoneLister)
 	z.rank, _ = p.(zoneRanker)
-	if (z.walk != nil || z.rank != nil) && z.domains <= 64 {
-		z.domain = domainNumbers(nodes)
-	}
 	return z, nil
 }
 
 // domainNumbers numbers the failure domains of nodes from 0, in order of
-// first appearance; there are at most 64.
-func domainNumbers(nodes []Node) []uint8 {
-	ids := map[string]uint8{}
-	out := make([]uint8, len(nodes))
+// first appearance, and returns each node's number and their count: a
+// non-empty zone is a domain, and so is each node without one.
+func domainNumbers(nodes []Node) ([]uint32, int) {
+	ids := map[string]uint32{}
+	out := make([]uint32, len(nodes))
 	for i, n := range nodes {
 		key := "zone:" + n.Zone
 		if n.Zone == "" {
@@ -101,27 +105,12 @@ func domainNumbers(nodes []Node) []uint8 {
 		}
 		d, ok := ids[key]
 		if !ok {
-			d = uint8(len(ids))
+			d = uint32(len(ids))
 			ids[key] = d
 		}
 		out[i] = d
 	}
-	return out
-}
-
-// countDomains returns the number of failure domains of nodes: distinct
-// non-empty zones, plus one for each node without a zone.
-func countDomains(nodes []Node) int {
-	zones := make(map[string]bool)
-	alone := 0
-	for _, n := range nodes {
-		if n.Zone == "" {
-			alone++
-		} else {
-			zones[n.Zone] = true
-		}
-	}
-	return len(zones) + alone
+	return out, len(ids)
 }
 
 // Placer returns the wrapped placer, nil for an empty Zoned.
@@ -211,7 +200,7 @@ func (z *Zoned) appendTopK(dst []Node, key zkey, k int) []Node {
 			return out
 		}
 	}
-	if z.rank != nil && z.domain != nil {
+	if z.rank != nil {
 		if out, ok := z.rank.appendZonedRanked(dst, key, k, z.domain, z.domains); ok {
 			return out
 		}
@@ -242,12 +231,26 @@ func (z *Zoned) appendTopK(dst []Node, key zkey, k int) []Node {
 // nodes of distinct zones were found, or every zone was reached (the rest
 // is then filled from the prefix, which holds at least k nodes).
 func (z *Zoned) pick(dst, cand []Node, k int) ([]Node, bool) {
+	// Short lists compare names; long ones look each candidate's index
+	// and domain up, for the bitmaps.
+	t := newTaken(z.n, z.domains, k, k > place.BigK)
+	defer t.release()
+	where := func(n *Node) (int, uint32) {
+		if t.scans() {
+			return 0, 0
+		}
+		i, ok := z.index[n.ID]
+		if !ok {
+			return 0, 0 // not a member: cannot happen with a placer that keeps the contract
+		}
+		return int(i), z.domain[i]
+	}
 	start, covered := len(dst), 0
 	for i := range cand {
 		if covered == z.domains || len(dst)-start == k {
 			break
 		}
-		if zoneNew(dst[start:], cand[i].Zone) {
+		if j, d := where(&cand[i]); t.zone(dst[start:], &cand[i], j, d) {
 			dst = place.Append(dst, &cand[i])
 			covered++
 		}
@@ -262,11 +265,78 @@ func (z *Zoned) pick(dst, cand []Node, k int) ([]Node, bool) {
 		if len(dst)-start == k {
 			break
 		}
-		if absent(dst[start:], cand[i].ID) {
+		if j, _ := where(&cand[i]); t.node(dst[start:], &cand[i], j) {
 			dst = place.Append(dst, &cand[i])
 		}
 	}
 	return dst, true
+}
+
+// taken records the domains and nodes a zone-aware list holds so far.
+// Domains are a bit mask when the caller numbers them and there are at
+// most 64; short lists (k up to place.BigK) otherwise compare zone names
+// and IDs over the list, as plain top-k walks do; longer lists keep
+// bitmaps of domains and of nodes, so that a list of every node decides
+// each candidate in O(1) rather than O(k).
+type taken struct {
+	mask  uint64       // domains taken, with at most 64 domains
+	few   bool         // at most 64 domains
+	zones place.Picked // domains taken, with more
+	nodes place.Picked // nodes taken, by index
+}
+
+// newTaken returns the record for a list of k of n nodes in the given
+// number of domains. numbered says whether the caller has each node's
+// index and domain number at hand; without them short lists compare names.
+func newTaken(n, domains, k int, numbered bool) taken {
+	t := taken{nodes: place.NewPicked(n, k)}
+	switch {
+	case numbered && domains <= 64:
+		t.few = true
+	case numbered || k > place.BigK:
+		t.zones = place.NewPicked(domains, k)
+	}
+	return t
+}
+
+func (t *taken) release() {
+	t.zones.Release()
+	t.nodes.Release()
+}
+
+// scans reports whether zone and node ignore the index and domain they
+// are given, comparing names over the list instead.
+func (t *taken) scans() bool { return !t.few && t.zones.Scans() && t.nodes.Scans() }
+
+// zone reports whether node n, at index i in domain d, is in a domain the
+// list chosen does not hold yet, and records it if so.
+func (t *taken) zone(chosen []Node, n *Node, i int, d uint32) bool {
+	switch {
+	case t.few:
+		bit := uint64(1) << d
+		if t.mask&bit != 0 {
+			return false
+		}
+		t.mask |= bit
+	case t.zones.Scans():
+		if !zoneNew(chosen, n.Zone) || n.Zone == "" && !absent(chosen, n.ID) {
+			return false
+		}
+	default:
+		if !t.zones.Take(int(d)) {
+			return false
+		}
+	}
+	if !t.nodes.Scans() {
+		t.nodes.Take(i)
+	}
+	return true
+}
+
+// node reports whether node n, at index i, is not in chosen, and records
+// it.
+func (t *taken) node(chosen []Node, n *Node, i int) bool {
+	return take(t.nodes, i, n.ID, chosen)
 }
 
 // zoneNew reports whether no node in chosen is in zone; a node without a

@@ -7,7 +7,7 @@ import "github.com/keyplace/chash/internal/place"
 // order of Nodes); like zoneLister, it must return exactly the greedy
 // choice, or false to leave it to the general path.
 type zoneRanker interface {
-	appendZonedRanked(dst []Node, key zkey, k int, domain []uint8, domains int) ([]Node, bool)
+	appendZonedRanked(dst []Node, key zkey, k int, domain []uint32, domains int) ([]Node, bool)
 }
 
 // appendZonedRanked scores every node once, keeping the best of each
@@ -15,7 +15,7 @@ type zoneRanker interface {
 // not exceed the domains, because each domain's first node in the
 // preference order is its best. Only equal weights and at most 64 domains
 // take this path.
-func (r *Rendezvous) appendZonedRanked(dst []Node, key zkey, k int, domain []uint8, domains int) ([]Node, bool) {
+func (r *Rendezvous) appendZonedRanked(dst []Node, key zkey, k int, domain []uint32, domains int) ([]Node, bool) {
 	if r.invw != nil || k > domains || domains > 64 || len(domain) != len(r.seeds) {
 		return dst, false
 	}

@@ -139,6 +139,34 @@ func TestZonedGreedy(t *testing.T) {
 	}
 }
 
+// Long lists (past place.BigK) and more than 64 domains take bitmaps in
+// every path (the ring's walk, rendezvous' ranking, the general path):
+// each gives the greedy choice too, for every algorithm.
+func TestZonedGreedyLong(t *testing.T) {
+	for _, tc := range []struct{ n, zones, alone int }{{200, 3, 0}, {300, 100, 20}} {
+		nodes := conformance.ZonedNodes(tc.n, tc.zones)
+		for i := range tc.alone {
+			nodes[i*7].Zone = ""
+		}
+		domains := tc.zones + tc.alone
+		if tc.alone == 0 {
+			domains = tc.zones
+		}
+		for _, a := range chash.Algorithms() {
+			zp := mustZoned(t, a, nodes)
+			require.Equal(t, domains, zp.Zones(), "%v", a)
+			var dst []chash.Node
+			for _, key := range chashtest.Keys(60) {
+				full := zp.Placer().AppendTopKString(nil, key, len(nodes))
+				for _, k := range []int{2, 40, 70, 150, tc.n} {
+					dst = zp.AppendTopKString(dst[:0], key, k)
+					require.Equal(t, greedy(full, k, domains), dst, "%v n=%d %q k=%d", a, tc.n, key, k)
+				}
+			}
+		}
+	}
+}
+
 // Without zones every node is its own domain (here more than 64 of them),
 // and the lists are the wrapped placer's own.
 func TestZonedNoZones(t *testing.T) {
