@@ -35,19 +35,22 @@ import (
 //
 // Cost: a Ring is walked once, taking nodes of new zones as it goes (with
 // evenly filled zones about 5.5 distinct nodes for 3 of 3 zones). A
-// Rendezvous of equal weights with k <= z scores each node once, keeping
-// each zone's best, as its plain top-k does. At 64 nodes in 3 zones both
-// measured within 2x of their plain top-3 (Ring 0.5 to 2.4x on a loaded
-// machine, Rendezvous 0.7 to 1.1x). Other placers, and these with more
-// than 64 zones, unequal rendezvous weights or k > z, are asked through
-// AppendTopK for 2k candidates, and for twice as many each time those do
-// not reach k zones (or all zones, when k > z), then select in O(m·k)
-// string comparisons; with 3 even zones and k = 3 about a quarter of the
-// calls need the second request, and this path measured 2 to 7 times plain
-// top-3. A small zone among large ones makes lists longer to find. No path
-// allocates when dst has room for k more nodes: the general path's
-// candidates go to a scratch buffer kept in a
-// sync.Pool. A Zoned is immutable and safe for concurrent use. The zero
+// Rendezvous of equal weights with k <= z <= 64 scores each node once,
+// keeping each zone's best, as its plain top-k does. At 64 nodes in 3
+// zones both measured within 2x of their plain top-3 (Ring 0.5 to 2.4x on
+// a loaded machine, Rendezvous 0.7 to 1.1x). Other placers, and these with
+// more than 64 zones, unequal rendezvous weights or k > z, are asked
+// through AppendTopK for 2k candidates, and for twice as many each time
+// those do not reach k zones (or all zones, when k > z); with 3 even
+// zones and k = 3 about a quarter of the calls need the second request,
+// and this path measured 2 to 7 times plain top-3. A small zone among
+// large ones makes lists longer to find. Every path decides each
+// candidate in O(1) for lists longer than 32 (bitmaps of the zones and
+// nodes taken), so that a list of every node costs what the wrapped
+// placer's own does, O(n log n) at most: at 4,000 nodes in 3 zones the
+// ring's took 0.17 ms, 1.6x the plain ring's list. No path allocates when
+// dst has room for k more nodes: the general path's candidates go to a
+// scratch buffer kept in a sync.Pool. A Zoned is immutable and safe for concurrent use. The zero
 // Zoned and a nil *Zoned have no members: Lookup returns the zero Node and
 // AppendTopK appends nothing.
 type Zoned struct {
