@@ -164,10 +164,20 @@ func (it chooseKIter) shrink(n uint64) int {
 // n (the ranking of n+1 slots without slot n is the ranking of n).
 //
 // It costs O(k²) SipHash-1-3 evaluations on average (the first slot, one),
-// and allocates nothing when k <= 16 and dst has room. k is clamped to
+// or O(n log n) when that is less (k beyond about √(4n log₂ n): 310 of
+// 4,000 slots), and allocates nothing when k <= 16 and dst has room, nor
+// in steady state beyond (its scratch is pooled). k is clamped to
 // [0, n]; n <= 0 appends nothing.
 func AppendChooseK(dst []int, key uint64, n, k int) []int {
 	if n <= 0 || k <= 0 {
+		return dst
+	}
+	if n <= maxBuckets && wholeRanking(k, uint32(n)) {
+		sc := chooseKScratch.Get().(*chooseKBuf)
+		for _, s := range sc.ranking(sipKey(key), uint32(n))[:min(k, n)] {
+			dst = append(dst, int(s))
+		}
+		chooseKScratch.Put(sc)
 		return dst
 	}
 	var buf [chooseKStack]uint64
@@ -341,7 +351,10 @@ func (e *ChooseKEngine) Bucket(key uint64) int {
 // (k clamped to [0, Len()]): Bucket's slot first, each list a prefix of
 // the longer ones. Cost: O((k + h)²) SipHash evaluations for h vacant
 // slots met, while k + h <= 16, and O(K log K) to reach ranking position
-// K beyond; no allocation in the first case when dst has room.
+// K beyond; a long list (k beyond about √(4n log₂ n) of n slots) comes
+// from the whole ranking, O(n log n), so that a list of every slot is not
+// O(n²). No allocation in the first case when dst has room, nor in steady
+// state in the others (their scratch is pooled).
 func (e *ChooseKEngine) AppendBuckets(dst []int, key uint64, k int) []int {
 	return appendRanked(e, dst, key, min(max(k, 0), e.Len()), slotOf)
 }
@@ -352,6 +365,19 @@ func slotOf(s int) int { return s }
 // key's ranking: the slots themselves, or a placer's nodes.
 func appendRanked[T any](e *ChooseKEngine, dst []T, key uint64, k int, at func(int) T) []T {
 	if k <= 0 {
+		return dst
+	}
+	if wholeRanking(k, e.n) {
+		sc := chooseKScratch.Get().(*chooseKBuf)
+		for _, s := range sc.ranking(sipKey(key), e.n) {
+			if !e.isVacant(uint64(s)) {
+				dst = append(dst, at(int(s)))
+				if k--; k == 0 {
+					break
+				}
+			}
+		}
+		chooseKScratch.Put(sc)
 		return dst
 	}
 	var buf [chooseKStack]uint64
@@ -514,11 +540,110 @@ func newIn(a, b []uint64) uint64 {
 }
 
 // chooseKBuf holds the scratch of appendRanked past its stack: the walk's
-// samples, and find's two sets and the heap that computes them.
+// samples, find's two sets and the heap that computes them, and the whole
+// ranking with what computes it.
 type chooseKBuf struct {
 	walk []uint64
 	a, b []uint64
 	h    sampleHeap
+	rank []uint32 // the ranking of all slots
+	pos  []uint32 // each slot's position when it was added
+	free []uint32 // a Fenwick tree counting the positions not yet taken
+}
+
+// wholeRanking reports whether a list of k of n slots is cheaper from the
+// whole ranking, O(n log n) SipHash evaluations, than from the walk,
+// about k²/2 samples of a few evaluations each: past a list of about
+// 300 of 4,000 slots, and only past the walk's stack.
+func wholeRanking(k int, n uint32) bool {
+	return k > chooseKStack && uint64(k)*uint64(k) > 4*uint64(n)*uint64(bits.Len32(n))
+}
+
+// ranking returns key's whole ranking of the slots 0 to n-1, the one
+// chooseKIter enumerates, in O(n log n) SipHash evaluations instead of the
+// walk's O(n²) samples.
+//
+// It builds the ranking of n slots from that of none, adding slot m to the
+// ranking of m slots: the ranking of m+1 slots without slot m is the
+// ranking of m (the crate's consistency in n), so slot m goes in at the
+// position it holds among m+1 slots. That position is the least j for
+// which slot m is in the first j+1 (prefixes are sets: see chooseKSet),
+// and the first j+1 slots' largest is sequence i's sample below m+1 for
+// some i <= j, so the position is the least i whose sample below m+1 is
+// m: whose consistent hash below m+1-i is m-i. Those are the points x of
+// sequence i's consistent hash with x+1 = the bound: x = 0 (below 1 there
+// is nothing else) and, in each range [bit, 2·bit) of a bit set in the
+// sequence's mask, each draw lower than every draw before it (chooseKPrev
+// returns the first draw below its bound). A sequence has about log₂ n of
+// them, each found once, so every slot's position costs O(n log n) in
+// all. The slots are then placed by their positions, last added first,
+// each at the position-th place not yet taken (a Fenwick tree): O(n log n).
+func (c *chooseKBuf) ranking(key sip13, n uint32) []uint32 {
+	c.pos = slices.Grow(c.pos[:0], int(n))[:n]
+	const unset = ^uint32(0)
+	for i := range c.pos {
+		c.pos[i] = unset
+	}
+	set := func(m uint64, i uint32) {
+		if c.pos[m] == unset {
+			c.pos[m] = i
+		}
+	}
+	for i := uint32(0); i < n; i++ {
+		b := key
+		b.write(uint64(i))
+		lim := uint64(n - i) // points x of sequence i with x + i < n
+		set(uint64(i), i)    // x = 0
+		mask := b.finish() & (1<<bits.Len64(lim-1) - 1)
+		for mask != 0 {
+			bit := mask & -mask
+			mask ^= bit
+			if bit >= lim {
+				break
+			}
+			seq := b
+			seq.write(bit)
+			seq.write(chooseKSeqConst)
+			low := seq.finish()&(bit-1) + bit
+			if low < lim {
+				set(low+uint64(i), i)
+			}
+			for {
+				seq.write(chooseKSeqConst)
+				r := seq.finish() & (2*bit - 1)
+				if r&bit == 0 {
+					break
+				}
+				if r < low {
+					if low = r; r < lim {
+						set(r+uint64(i), i)
+					}
+				}
+			}
+		}
+	}
+	// Place the slots, last added first: slot m takes the pos[m]-th
+	// place (from 0) of those the slots added after it left.
+	c.free = slices.Grow(c.free[:0], int(n)+1)[:n+1]
+	for i := range c.free {
+		c.free[i] = uint32(i & -i) // every place free
+	}
+	c.rank = slices.Grow(c.rank[:0], int(n))[:n]
+	top := uint32(1) << (bits.Len32(n) - 1)
+	for m := int(n) - 1; m >= 0; m-- {
+		want, at := c.pos[m]+1, uint32(0) // the want-th free place, 1-based
+		for step := top; step > 0; step >>= 1 {
+			if next := at + step; next <= n && c.free[next] < want {
+				at = next
+				want -= c.free[next]
+			}
+		}
+		c.rank[at] = uint32(m) // place at+1, 1-based
+		for j := at + 1; j <= n; j += j & -j {
+			c.free[j]--
+		}
+	}
+	return c.rank
 }
 
 var chooseKScratch = sync.Pool{New: func() any { return new(chooseKBuf) }}
