@@ -148,6 +148,10 @@ type Spec struct {
 	// builds they must have equal fingerprints exactly when they place
 	// the probe keys alike.
 	Variants []func() (chash.Placer, error)
+
+	// MaxTopKRatio bounds, in BenchmarkPlacer, the time of a list of every
+	// member against a plain ring's. Zero means 40.
+	MaxTopKRatio float64
 }
 
 // TestPlacer runs the whole contract on the placer s describes, each case
