@@ -143,14 +143,16 @@ func (g *Gomemcache) AppendTopK(dst []chash.Node, key []byte, k int) []chash.Nod
 		return dst
 	}
 	start := len(dst)
+	seen := place.NewPicked(len(g.nodes), k)
 	for i, step := g.slot(key), 0; step < len(g.slots) && len(dst)-start < k; step++ {
-		if n := &g.nodes[g.slots[i]]; absent(dst[start:], n.ID) {
-			dst = place.Append(dst, n)
+		if j := int(g.slots[i]); take(seen, j, g.nodes[j].ID, dst[start:]) {
+			dst = place.Append(dst, &g.nodes[j])
 		}
 		if i++; i == len(g.slots) {
 			i = 0
 		}
 	}
+	seen.Release()
 	return dst
 }
 

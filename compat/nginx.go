@@ -175,13 +175,14 @@ const nginxHashTries = 20
 // hashes the try number's decimal digits followed by the key, adds bits 16
 // to 30 of that CRC-32 to the running value, and skips servers already
 // tried; after 20 skips nginx falls back to round robin, and AppendTopK to
-// the remaining servers in order. Lookup is one CRC-32 and a walk over the
-// servers (O(n)), with no allocation. An NginxHash is immutable and safe
+// the remaining servers in order. Lookup is one CRC-32 and a bisection of
+// the servers' running weights (O(log n)), with no allocation. An NginxHash is immutable and safe
 // for concurrent use; Nodes are reported in the given order. The zero
 // NginxHash and a nil *NginxHash place no key: lookups return the zero Node,
 // AppendTopK appends nothing and Len is 0 (build one with NewNginxHash).
 type NginxHash struct {
 	nodes []chash.Node
+	ends  []uint64 // the first value past each server's, in order
 	total uint64
 }
 
@@ -195,9 +196,10 @@ func NewNginxHash(servers []chash.Node) (*NginxHash, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &NginxHash{nodes: ns}
-	for _, n := range ns {
+	p := &NginxHash{nodes: ns, ends: make([]uint64, len(ns))}
+	for i, n := range ns {
 		p.total += uint64(n.Weight)
+		p.ends[i] = p.total
 	}
 	return p, nil
 }
@@ -205,14 +207,12 @@ func NewNginxHash(servers []chash.Node) (*NginxHash, error) {
 // cacheMemcachedHash is Cache::Memcached's 15-bit hash of a CRC-32.
 func cacheMemcachedHash(crc uint32) uint64 { return uint64(crc>>16) & 0x7fff }
 
-// at returns the server that covers value h modulo the total weight.
+// at returns the server that covers value h modulo the total weight: the
+// one nginx's walk over the weights reaches, found by bisecting their
+// running sums.
 func (p *NginxHash) at(h uint64) int {
 	w := h % p.total
-	i := 0
-	for w >= uint64(p.nodes[i].Weight) {
-		w -= uint64(p.nodes[i].Weight)
-		i++
-	}
+	i, _ := slices.BinarySearch(p.ends, w+1)
 	return i
 }
 
@@ -235,6 +235,7 @@ func (p *NginxHash) AppendTopK(dst []chash.Node, key []byte, k int) []chash.Node
 		return dst
 	}
 	start := len(dst)
+	seen := place.NewPicked(len(p.nodes), k)
 	var h uint64
 	var digits [20]byte
 	skips := 0
@@ -244,17 +245,18 @@ func (p *NginxHash) AppendTopK(dst []chash.Node, key []byte, k int) []chash.Node
 			crc = crc32Small(strconv.AppendUint(digits[:0], rehash, 10))
 		}
 		h += cacheMemcachedHash(crc32.Update(crc, crc32.IEEETable, key))
-		if n := &p.nodes[p.at(h)]; absent(dst[start:], n.ID) {
-			dst = place.Append(dst, n)
+		if i := p.at(h); take(seen, i, p.nodes[i].ID, dst[start:]) {
+			dst = place.Append(dst, &p.nodes[i])
 		} else {
 			skips++
 		}
 	}
 	for i := 0; i < len(p.nodes) && len(dst)-start < k; i++ {
-		if absent(dst[start:], p.nodes[i].ID) {
+		if take(seen, i, p.nodes[i].ID, dst[start:]) {
 			dst = place.Append(dst, &p.nodes[i])
 		}
 	}
+	seen.Release()
 	return dst
 }
 
