@@ -1,11 +1,13 @@
 package shardmap
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/keyplace/chash"
 	"github.com/keyplace/chash/internal/digest"
@@ -362,6 +364,9 @@ func (m *Map) appendTopK(dst []chash.Node, p, k int) []chash.Node {
 		dst = place.Append(dst, &m.nodes[i])
 	}
 	ph := shardHash(p)
+	if k-r > place.BigK {
+		return m.appendRanked(dst, ph, reps, k-r)
+	}
 	// Scores rank the others, highest first; equal scores (IDs of one
 	// hash) by index, lowest first.
 	lastScore, lastIdx := uint64(math.MaxUint64), -1
@@ -379,6 +384,46 @@ func (m *Map) appendTopK(dst []chash.Node, p, k int) []chash.Node {
 		}
 		dst, lastScore, lastIdx = place.Append(dst, &m.live[bi]), best, bi
 	}
+	return dst
+}
+
+// scored is a live node's score for a partition, by its index in live.
+type scored struct {
+	s uint64
+	i int32
+}
+
+// scores are pooled buffers for appendRanked.
+var scores = sync.Pool{New: func() any { return new([]scored) }}
+
+// appendRanked appends the first want live nodes outside reps in the
+// order appendTopK's selection gives (score, highest first, then index),
+// by sorting them all: O(n log n) for a long list, where selecting each
+// next one is O(n) per node.
+func (m *Map) appendRanked(dst []chash.Node, ph uint64, reps []int32, want int) []chash.Node {
+	in := place.NewPicked(len(m.nodes), place.BigK+1) // a bitmap
+	for _, i := range reps {
+		in.Take(int(i))
+	}
+	bp := scores.Get().(*[]scored)
+	buf := (*bp)[:0]
+	for i, s := range m.seeds {
+		if in.Take(int(m.liveIdx[i])) {
+			buf = append(buf, scored{hashing.Mix64(ph ^ s), int32(i)})
+		}
+	}
+	in.Release()
+	slices.SortFunc(buf, func(a, b scored) int {
+		if a.s != b.s {
+			return cmp.Compare(b.s, a.s)
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	for _, c := range buf[:min(want, len(buf))] {
+		dst = place.Append(dst, &m.live[c.i])
+	}
+	*bp = buf
+	scores.Put(bp)
 	return dst
 }
 
