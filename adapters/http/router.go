@@ -31,7 +31,8 @@ import (
 )
 
 // ErrNoRoute reports a request the Transport cannot route: every attempt
-// failed to dial, or the bounded balancer found every backend full.
+// failed to dial, the bounded balancer found every backend full, or the
+// placer has no backend (a Holder emptied, wrapping chash.ErrNoNodes).
 var ErrNoRoute = errors.New("chashhttp: no backend can take the request")
 
 // Router picks backends for a ReverseProxy. Its Rewrite records each
@@ -115,7 +116,8 @@ func WithReshuffle() Option {
 }
 
 // New returns a Router keyed by key over p, any chash placer or a
-// *chash.Holder (whose swaps it follows on the next request). Every node
+// *chash.Holder (whose swaps it follows on the next request; while it is
+// empty, every request fails with ErrNoRoute). Every node
 // ID must name a backend as the package documents. A positional placer
 // (jump, jumpback, binomial, flip) is refused with chash.ErrInvalidOption
 // unless WithReshuffle is given; New checks the placer it is given (a
@@ -165,13 +167,21 @@ func New(key Key, p chash.Placer, opts ...Option) (*Router, error) {
 	return r, nil
 }
 
-// current is the placer p stands for now: a Holder's current one.
+// current is the placer p stands for now: a Holder's current one, or
+// noBackends while the Holder is empty.
 func current(p chash.Placer) chash.Placer {
 	if h, ok := p.(*chash.Holder); ok {
-		return h.Load()
+		if q := h.Load(); q != nil {
+			return q
+		}
+		return noBackends
 	}
 	return p
 }
+
+// noBackends is the placer of an emptied Holder: it has no node, so
+// every request fails with ErrNoRoute until the Holder is given one.
+var noBackends chash.Placer = new(chash.Holder)
 
 // target parses a backend ID into the URL requests to it are sent to.
 func (r *Router) target(id string) (*url.URL, error) {

@@ -64,6 +64,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // pick chooses the backend for key, with a lease when load is bounded.
 func (r *Router) pick(key string) (chash.Node, balance.Lease, error) {
 	v := r.view()
+	if v.all.Len() == 0 {
+		return chash.Node{}, balance.Lease{}, chash.ErrNoNodes
+	}
 	if r.bal == nil {
 		return v.live.LookupString(key), balance.Lease{}, nil
 	}
