@@ -376,11 +376,12 @@ func onlyEmptyFails(t testing.TB, r *Router) {
 	r.follow(t, keys, members)
 	err := r.set(t, nil)
 	t.Logf("Set(no backends): %v", err)
-	for _, k := range Keys(3) {
-		b, err := r.route(t, k)
-		if err == nil {
-			t.Errorf("Route(%q) with no backend: served by %q, want an error", k, b)
-		}
+	// One request: a proxy may retry for its try duration before it fails.
+	k := Keys(1)[0]
+	if b, err := r.route(t, k); err == nil {
+		t.Errorf("Route(%q) with no backend: served by %q, want an error", k, b)
+	} else {
+		t.Logf("Route(%q) with no backend: %v", k, err)
 	}
 	if err := r.set(t, members); err != nil {
 		t.Fatalf("Set(%q): %v, want a placement", ids(members), err)
