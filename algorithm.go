@@ -126,15 +126,17 @@ func (a Algorithm) HistoryDependent() bool {
 }
 
 // IsPositional reports whether p's placement depends on the order of its
-// nodes (see [Algorithm.Positional]): a Jump, JumpBack, Binomial or Flip,
-// seen through a Holder, a Zoned, a Migration's target or any placer with
-// a Load() Placer method, or a placer of another package whose method
-// Positional() bool says so. A nil placer is not positional.
+// nodes (see [Algorithm.Positional]): whether p, seen through a Holder, a
+// Zoned, a Migration's target or any placer with a Load() Placer method,
+// has a method Positional() bool that says so. Jump, JumpBack, Binomial
+// and Flip do, and so do compat's placers of server lists read in order;
+// a placer of another package declares itself the same way. A nil placer
+// is not positional.
 func IsPositional(p Placer) bool {
 	for depth := 0; depth < maxHolderDepth && !isNil(p); depth++ {
 		switch q := p.(type) {
-		case *Jump, *JumpBack, *Binomial, *Flip:
-			return true
+		case interface{ Positional() bool }:
+			return q.Positional()
 		case *Zoned:
 			p = q.p
 		case *Migration:
@@ -144,8 +146,6 @@ func IsPositional(p Placer) bool {
 			if p, ok = loadSafely(q); !ok {
 				return false
 			}
-		case interface{ Positional() bool }:
-			return q.Positional()
 		default:
 			return false
 		}

@@ -446,6 +446,11 @@ func (p *Anchor) Len() int {
 	return p.e.Len()
 }
 
+// Stateful reports true: members keep numbered slots, the order given to
+// the constructor numbers them, and a membership change must be derived
+// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]).
+func (p *Anchor) Stateful() bool { return true }
+
 // Engine returns a copy of the placer's engine: the state that, with the
 // members in bucket order, rebuilds the placer with NewAnchorFrom.
 func (p *Anchor) Engine() AnchorEngine {

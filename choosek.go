@@ -858,6 +858,11 @@ func (p *ChooseK) Len() int {
 	return p.e.Len()
 }
 
+// Stateful reports true: members keep numbered slots, the order given to
+// the constructor numbers them, and a membership change must be derived
+// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]).
+func (p *ChooseK) Stateful() bool { return true }
+
 // Engine returns a copy of p's engine, whose MarshalBinary is the state to
 // share: with p.Nodes(), what NewChooseKFrom needs to rebuild p.
 func (p *ChooseK) Engine() ChooseKEngine {

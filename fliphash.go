@@ -184,6 +184,11 @@ func (p *Flip) Nodes() []Node { return p.jump().Nodes() }
 // Len returns the number of members.
 func (p *Flip) Len() int { return p.jump().Len() }
 
+// Positional reports true: node i of the list given to the constructor is
+// bucket i, so the placement depends on the order of that list (see
+// [Algorithm.Positional] and [IsPositional]).
+func (p *Flip) Positional() bool { return true }
+
 // Add returns a Flip with the given nodes appended as the next buckets, in
 // order, under [Jump.Add]'s rules: each takes about 1/(new n) of the keys,
 // all from the others. O(n log n); p is unchanged.

@@ -318,6 +318,11 @@ func (p *Jump) Len() int {
 	return len(p.nodes)
 }
 
+// Positional reports true: node i of the list given to the constructor is
+// bucket i, so the placement depends on the order of that list (see
+// [Algorithm.Positional] and [IsPositional]).
+func (p *Jump) Positional() bool { return true }
+
 // Add returns a Jump with the given nodes appended as the next buckets, in
 // order. Each appended node takes about 1/(new n) of the keys, all from the
 // others; no key moves between existing nodes. O(n log n); p is unchanged.

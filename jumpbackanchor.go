@@ -403,6 +403,11 @@ func (p *JumpBackAnchor) Len() int {
 	return p.e.Len()
 }
 
+// Stateful reports true: members keep numbered slots, the order given to
+// the constructor numbers them, and a membership change must be derived
+// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]).
+func (p *JumpBackAnchor) Stateful() bool { return true }
+
 // Engine returns a copy of p's engine, whose MarshalBinary is the state to
 // share: with p.Nodes(), what NewJumpBackAnchorFrom needs to rebuild p in
 // another process.

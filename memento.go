@@ -489,6 +489,11 @@ func (p *Memento) Len() int {
 	return p.e.Len()
 }
 
+// Stateful reports true: members keep numbered slots, the order given to
+// the constructor numbers them, and a membership change must be derived
+// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]).
+func (p *Memento) Stateful() bool { return true }
+
 // Engine returns a copy of the placer's engine: the state that, with the
 // members in bucket order, rebuilds the placer with NewMementoFrom.
 func (p *Memento) Engine() MementoEngine {

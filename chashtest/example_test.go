@@ -66,6 +66,12 @@ func Example() {
 	// user:2:profile: node-1 node-0 node-2
 }
 
+// Positional declares that the placement depends on the order of the
+// nodes given, as chash.IsPositional reads it: routers and client adapters
+// then refuse to build a Modulo from a list whose order they do not
+// control.
+func (m *Modulo) Positional() bool { return true }
+
 func (m *Modulo) Lookup(key []byte) chash.Node       { return m.lookup(hash(key)) }
 func (m *Modulo) LookupString(key string) chash.Node { return m.lookup(hash(key)) }
 

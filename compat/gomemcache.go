@@ -177,3 +177,8 @@ func (g *Gomemcache) Len() int {
 	}
 	return len(g.nodes)
 }
+
+// Positional reports true: the placement depends on the order of the
+// server list (a key's server is its entry modulo the list's length), so code that builds it from a list whose order it does not control
+// must fix the order first (see [chash.IsPositional]).
+func (g *Gomemcache) Positional() bool { return true }

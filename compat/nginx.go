@@ -281,6 +281,11 @@ func (p *NginxHash) Len() int {
 	return len(p.nodes)
 }
 
+// Positional reports true: the placement depends on the order of the
+// servers as written (a key's value modulo the total weight is walked over them in order), so code that builds it from a list whose order it does not control
+// must fix the order first (see [chash.IsPositional]).
+func (p *NginxHash) Positional() bool { return true }
+
 // crc32Small is the IEEE CRC-32 of a few bytes, computed byte by byte so
 // that a buffer on the caller's stack does not escape into crc32.Update.
 func crc32Small(b []byte) uint32 {
