@@ -67,6 +67,13 @@ func TestContractMigration(t *testing.T) {
 	s.Add, s.Remove = nil, nil
 	s.Derive = false // Derive does not know a Migration
 	s.Zero = &chash.Migration{}
+	s.Wrap = func(p chash.Placer) (chash.Placer, error) {
+		from, err := chash.NewRendezvous(chashtest.Nodes(10))
+		if err != nil {
+			return nil, err
+		}
+		return conformance.AsPlacer(chash.NewMigration(from, p))
+	}
 	s.Variants = []func() (chash.Placer, error){
 		// Another source, the same target: the same placement.
 		func() (chash.Placer, error) {

@@ -69,6 +69,7 @@ func zonedSpec(s chashtest.Spec) chashtest.Spec {
 	}
 	s.Zero = &chash.Zoned{}
 	s.ZoneAware = true
+	s.Wrap = func(p chash.Placer) (chash.Placer, error) { return conformance.AsPlacer(chash.NewZoned(p)) }
 	return s
 }
 

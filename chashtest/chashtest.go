@@ -149,6 +149,12 @@ type Spec struct {
 	// the probe keys alike.
 	Variants []func() (chash.Placer, error)
 
+	// Wrap, when set, marks the placer as a wrapper of another (a Zoned, a
+	// Migration): Wrap(inner) builds it over inner. The Views case builds
+	// it over a *chash.Holder whose placer then changes: the wrapper must
+	// follow the Holder or refuse it with ErrInvalidOption.
+	Wrap func(inner chash.Placer) (chash.Placer, error)
+
 	// MaxTopKRatio bounds, in BenchmarkPlacer, the time of a list of every
 	// member against a plain ring's. Zero means 40.
 	MaxTopKRatio float64
@@ -197,6 +203,17 @@ type Spec struct {
 //     room (skipped under the race detector and coverage).
 //   - Concurrent: concurrent reads see what a single reader sees, and a
 //     Holder swapped under readers serves whole placers.
+//   - Positional: a placement that depends on the node order (Ordered)
+//     says so, to chash.IsPositional (a Positional() bool method) or
+//     with a Stateful() bool method; one that does not, does not; a
+//     Holder and a Zoned of it answer alike.
+//   - Views: a view (a placer with a Load() Placer method) is refused by
+//     chash.NewZoned and balance.New with ErrInvalidOption; a wrapper
+//     (Wrap) of a Holder follows it or refuses it.
+//   - HugeWeights: weights that would size a structure past any bound
+//     (129 nodes of 1e9; when Weighted, one of 4e9 among 256 of 1, and
+//     1 to 2^57) get an error or a working placer: never a panic, nor
+//     more than 1 GiB allocated. CI runs it on 386 too.
 //
 // Cases that do not apply to what s declares pass at once. A short run
 // (-short, or the race detector) checks fewer keys in the cases that check

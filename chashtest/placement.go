@@ -116,12 +116,17 @@ func orderIndependence(t testing.TB, s *suite) {
 	}
 	nodes := s.nodes(10)
 	a := s.owners(s.build(t, nodes))
-	shuffled := slices.Clone(nodes)
-	slices.Reverse(shuffled)
-	shuffled = append(shuffled[3:], shuffled[:3]...)
-	if c := s.owners(s.build(t, shuffled)); !slices.Equal(a, c) {
+	if c := s.owners(s.build(t, reordered(nodes))); !slices.Equal(a, c) {
 		t.Fatal("placement depends on the order nodes are given in (declare Ordered if it should)")
 	}
+}
+
+// reordered returns nodes reversed and rotated by three: every node at
+// another place.
+func reordered(nodes []chash.Node) []chash.Node {
+	out := slices.Clone(nodes)
+	slices.Reverse(out)
+	return append(out[3:], out[:3]...)
 }
 
 func balance(t testing.TB, s *suite) {

@@ -51,6 +51,9 @@ var cases = []struct {
 	{"Fingerprint", fingerprint},
 	{"Allocs", allocs},
 	{"Concurrent", concurrent},
+	{"Positional", positional},
+	{"Views", views},
+	{"HugeWeights", hugeWeights},
 }
 
 func newSuite(s Spec) *suite {
