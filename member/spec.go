@@ -54,6 +54,17 @@ type Spec struct {
 	// resolves to the secret through WithSeeds, never the secret. Empty
 	// means the default hasher. At most 256 printable bytes, no spaces.
 	Seed string
+	// Reshuffle accepts a positional or stateful algorithm
+	// (chash.Algorithm.Positional or Stateful: jump, jumpback, binomial,
+	// flip, memento, anchor, dx, jumpbackanchor, choosek), which Check
+	// otherwise refuses. A watcher builds each view afresh from the
+	// members in ID order, so every process agrees, but such a placement
+	// numbers its members by that order: a member leaving other than the
+	// last in ID order renumbers the ones after it and moves most keys
+	// (a stateful algorithm keeps its promise of moving only the departed
+	// member's keys only when the processes share its engine's state,
+	// which a membership snapshot does not carry).
+	Reshuffle bool
 }
 
 // The option names of the text and JSON forms.
@@ -64,6 +75,7 @@ const (
 	specPartitions = "partitions"
 	specLoadFactor = "load-factor"
 	specSeed       = "seed"
+	specReshuffle  = "reshuffle"
 	maxSpecLength  = 1024
 	maxSeedName    = 256
 )
@@ -113,9 +125,14 @@ func (s *Spec) set(name, value string) error {
 		s.LoadFactor, err = strconv.ParseFloat(value, 64)
 	case specSeed:
 		s.Seed = value
+	case specReshuffle:
+		if value != "true" {
+			return fmt.Errorf("%w: %s=%q: the only value is true", ErrBadSpec, name, value)
+		}
+		s.Reshuffle = true
 	default:
 		return fmt.Errorf("%w: unknown option %q (want %s)", ErrBadSpec, name,
-			strings.Join([]string{specVnodes, specWeightUnit, specTableSize, specPartitions, specLoadFactor, specSeed}, ", "))
+			strings.Join([]string{specVnodes, specWeightUnit, specTableSize, specPartitions, specLoadFactor, specSeed, specReshuffle}, ", "))
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %s=%q: not a number", ErrBadSpec, name, value)
@@ -147,6 +164,9 @@ func (s Spec) String() string {
 	if s.Seed != "" {
 		opt(specSeed, s.Seed)
 	}
+	if s.Reshuffle {
+		opt(specReshuffle, "true")
+	}
 	return b.String()
 }
 
@@ -165,6 +185,11 @@ func formatFloat(f float64) string {
 func (s Spec) Check() error {
 	if s.Algorithm == 0 || s.Algorithm.String() == fmt.Sprintf("Algorithm(%d)", s.Algorithm) {
 		return fmt.Errorf("%w: %w: %v", ErrBadSpec, chash.ErrUnknownAlgorithm, s.Algorithm)
+	}
+	if (s.Algorithm.Positional() || s.Algorithm.Stateful()) && !s.Reshuffle {
+		return fmt.Errorf("%w: %w: %v numbers the members by their order, and a watcher rebuilds it from the members in ID order at each change, "+
+			"so a member leaving moves most keys: choose rendezvous, maglev, ring or bounded, or set reshuffle=true to accept it",
+			ErrBadSpec, chash.ErrInvalidOption, s.Algorithm)
 	}
 	if s.Seed != "" && !printable(s.Seed, maxSeedName) {
 		return fmt.Errorf("%w: seed name %q: want up to %d printable bytes without spaces", ErrBadSpec, s.Seed, maxSeedName)
@@ -256,12 +281,13 @@ type specJSON struct {
 	Partitions int     `json:"partitions,omitempty"`
 	LoadFactor float64 `json:"load-factor,omitempty"`
 	Seed       string  `json:"seed,omitempty"`
+	Reshuffle  bool    `json:"reshuffle,omitempty"`
 }
 
 // MarshalJSON writes the JSON form of s (see Spec).
 func (s Spec) MarshalJSON() ([]byte, error) {
 	return json.Marshal(specJSON{Algorithm: s.Algorithm.String(), Vnodes: s.Vnodes, WeightUnit: s.WeightUnit,
-		TableSize: s.TableSize, Partitions: s.Partitions, LoadFactor: s.LoadFactor, Seed: s.Seed})
+		TableSize: s.TableSize, Partitions: s.Partitions, LoadFactor: s.LoadFactor, Seed: s.Seed, Reshuffle: s.Reshuffle})
 }
 
 // UnmarshalJSON reads the JSON form of a Spec and checks it; errors wrap
@@ -287,7 +313,7 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("%w: %w", ErrBadSpec, err)
 	}
 	p := Spec{Algorithm: a, Vnodes: j.Vnodes, WeightUnit: j.WeightUnit, TableSize: j.TableSize,
-		Partitions: j.Partitions, LoadFactor: j.LoadFactor, Seed: j.Seed}
+		Partitions: j.Partitions, LoadFactor: j.LoadFactor, Seed: j.Seed, Reshuffle: j.Reshuffle}
 	if err := p.Check(); err != nil {
 		return err
 	}

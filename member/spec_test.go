@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/member"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,8 @@ func TestSpecText(t *testing.T) {
 		"ring vnodes=200 weight-unit=1073741824",
 		"bounded partitions=16384 load-factor=1.5",
 		"rendezvous",
-		"jump",
+		"jump reshuffle=true",
+		"memento seed=s reshuffle=true",
 	} {
 		s, err := member.ParseSpec(text)
 		require.NoError(t, err, text)
@@ -36,7 +38,8 @@ func TestSpecText(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`"maglev table-size=7"`), &fromText))
 	assert.Equal(t, member.Spec{Algorithm: chash.AlgorithmMaglev, TableSize: 7}, fromText)
 	for _, bad := range []string{"", "nope", "maglev table-size=8", "ring vnodes=x", "ring vnodes=1 vnodes=2",
-		"ring color=red", "ring seed=a\x01b", "bounded load-factor=0.5", "ring weight-unit=NaN", "ring novalue"} {
+		"ring color=red", "ring seed=a\x01b", "bounded load-factor=0.5", "ring weight-unit=NaN", "ring novalue",
+		"jump", "flip", "memento", "anchor", "dx", "choosek", "jump reshuffle=yes"} {
 		_, err := member.ParseSpec(bad)
 		assert.ErrorIs(t, err, member.ErrBadSpec, "%q", bad)
 	}
@@ -115,4 +118,38 @@ func FuzzDecodeJSON(f *testing.F) {
 		require.NoError(t, err)
 		require.True(t, m.Equal(back))
 	})
+}
+
+// A positional or stateful algorithm is refused without Reshuffle, since a
+// watcher rebuilds each view from the members in ID order: with it, every
+// process agrees, and a member leaving from the middle moves most keys,
+// as Reshuffle's documentation says.
+func TestSpecReshuffle(t *testing.T) {
+	for _, a := range chash.Algorithms() {
+		s := member.Spec{Algorithm: a}
+		err := s.Check()
+		if a.Positional() || a.Stateful() {
+			require.ErrorIs(t, err, member.ErrBadSpec, "%v", a)
+			require.ErrorIs(t, err, chash.ErrInvalidOption, "%v", a)
+			s.Reshuffle = true
+			require.NoError(t, s.Check(), "%v", a)
+		} else {
+			require.NoError(t, err, "%v", a)
+		}
+	}
+	ns := nodes(10, 1)
+	s := member.Spec{Algorithm: chash.AlgorithmJump, Reshuffle: true}
+	before, err := s.Build(ns)
+	require.NoError(t, err)
+	after, err := s.Build(append(ns[:4:4], ns[5:]...))
+	require.NoError(t, err)
+	moved := 0
+	keys := chashtest.Keys(10000)
+	for _, k := range keys {
+		if before.LookupString(k).ID != after.LookupString(k).ID {
+			moved++
+		}
+	}
+	t.Logf("jump over 10 members, the fifth in ID order leaves: %d of %d keys move", moved, len(keys))
+	assert.Greater(t, moved, len(keys)/2, "the trade Reshuffle documents")
 }
