@@ -216,9 +216,15 @@ func runCase(t *testing.T, name string, s Spec) *recorder {
 // failed, and unless one of its messages contains want.
 func mustFail(t *testing.T, name string, s Spec, want string) {
 	t.Helper()
-	r := runCase(t, name, s)
+	failedWith(t, name, runCase(t, name, s), want)
+}
+
+// failedWith fails unless the case run with r failed with a message that
+// contains want.
+func failedWith(t *testing.T, name string, r *recorder, want string) {
+	t.Helper()
 	if !r.failed {
-		t.Fatalf("case %s passed a broken placer", name)
+		t.Fatalf("case %s passed what it should have failed", name)
 	}
 	for _, m := range r.log {
 		if strings.Contains(m, want) {
