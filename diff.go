@@ -144,7 +144,9 @@ func slotPoints(size uint64, owner func(e uint64) int) []point {
 // otherwise it places SampleKeys fixed keys with both placers (2·SampleKeys
 // lookups, spread over GOMAXPROCS goroutines, with the same result every
 // time) and reports Exact false.
-// A Holder is read once. It fails with ErrNoNodes if either placer is nil
+// A view (a Holder, a watcher: any Load() Placer) is read once, and a view
+// or a Zoned is measured as the placer it serves, exactly where that one
+// is. It fails with ErrNoNodes if either placer is nil
 // or empty, and with ErrUnknownNode if a placer returns a non-member.
 // Diff is safe for concurrent use.
 func Diff(old, new Placer) (Movement, error) {
@@ -175,7 +177,7 @@ type moveVia[T any] struct {
 
 func (v moveVia[T]) diff(old, new Placer) (T, error) {
 	var zero T
-	old, new = unwrapHolder(old), unwrapHolder(new)
+	old, new = unwrapView(old), unwrapView(new)
 	if old == nil || new == nil || old.Len() == 0 || new.Len() == 0 {
 		return zero, fmt.Errorf("%w: %s of an empty placer", ErrNoNodes, v.name)
 	}
@@ -200,11 +202,12 @@ func (v moveVia[T]) diff(old, new Placer) (T, error) {
 }
 
 // Shares reports the fraction of the key space each node of p owns: exact
-// for a ring (O(P)) and for placers that expose their structure, otherwise
-// estimated from SampleKeys fixed keys. The errors are Diff's. Shares is
+// for a ring (O(P)) and for placers that expose their structure, also
+// through a view or a Zoned of one, otherwise estimated from SampleKeys
+// fixed keys. The errors are Diff's. Shares is
 // safe for concurrent use.
 func Shares(p Placer) (Ownership, error) {
-	p = unwrapHolder(p)
+	p = unwrapView(p)
 	if p == nil || p.Len() == 0 {
 		return Ownership{}, fmt.Errorf("%w: Shares of an empty placer", ErrNoNodes)
 	}
@@ -222,14 +225,28 @@ func Shares(p Placer) (Ownership, error) {
 	return sampleShares(p)
 }
 
-// unwrapHolder returns the placer a Holder holds, or p itself; nil for a
-// nil or typed-nil placer.
-func unwrapHolder(p Placer) Placer {
-	if h, ok := p.(*Holder); ok {
-		p = h.Load()
-	}
-	if isNil(p) {
-		return nil
+// unwrapView returns the placer whose lookups p's are, so that Diff and
+// Shares can be exact through views and wrappers: the current placer of a
+// view (a Holder, a membership watcher, a status tracker: any Load()
+// Placer, read once), the placer a Zoned wraps (its Lookup is that
+// placer's), or p itself; nil for a nil or typed-nil placer, or a view
+// whose Load panics.
+func unwrapView(p Placer) Placer {
+	for range maxHolderDepth {
+		if isNil(p) {
+			return nil
+		}
+		switch q := p.(type) {
+		case loader:
+			var ok bool
+			if p, ok = loadSafely(q); !ok {
+				return nil
+			}
+		case *Zoned:
+			p = q.p
+		default:
+			return p
+		}
 	}
 	return p
 }

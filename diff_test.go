@@ -201,6 +201,46 @@ func TestDiffErrors(t *testing.T) {
 	}
 }
 
+// Views of any type (a Load() Placer, here one of another package's
+// kind) and zone-aware wrappers are measured as the placer they serve:
+// exactly, and as that placer is.
+func TestDiffThroughViews(t *testing.T) {
+	a, b := ring(t, 4), ring(t, 5)
+	want := diff(t, a, b)
+	got := diff(t, view{a}, zonedOf(t, a))
+	if !got.Exact {
+		t.Error("Diff of a view and a Zoned of the same ring is not exact")
+	}
+	if got.Moved != 0 {
+		t.Errorf("Diff of a view and a Zoned of the same ring moved %v", got.Moved)
+	}
+	if m := diff(t, view{view{a}}, zonedOf(t, b)); !m.Exact || m.Moved != want.Moved {
+		t.Errorf("through views: exact %v, moved %v; directly moved %v", m.Exact, m.Moved, want.Moved)
+	}
+	s, err := chash.Shares(view{a})
+	if err != nil || !s.Exact {
+		t.Errorf("Shares of a view: exact %v, err %v", s.Exact, err)
+	}
+	if _, err := chash.Shares(view{(*chash.Holder)(nil)}); !errors.Is(err, chash.ErrNoNodes) {
+		t.Errorf("Shares of a view of a nil Holder: err %v, want ErrNoNodes", err)
+	}
+}
+
+func zonedOf(t *testing.T, p chash.Placer) *chash.Zoned {
+	t.Helper()
+	z, err := chash.NewZoned(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
+}
+
+// view is a placer that serves another through Load, as a membership
+// watcher does.
+type view struct{ chash.Placer }
+
+func (v view) Load() chash.Placer { return v.Placer }
+
 // liar returns a node that is not a member.
 type liar struct{ chash.Placer }
 
