@@ -66,6 +66,7 @@ type View struct {
 type Watcher struct {
 	view    atomic.Pointer[View]
 	builds  atomic.Int64
+	buildNs atomic.Int64 // time spent in builds
 	heard   atomic.Int64 // unix nanoseconds of the source's last word
 	started atomic.Int64 // unix nanoseconds of the current Run's start
 	lastErr atomic.Pointer[error]
@@ -208,6 +209,17 @@ func (w *Watcher) Builds() int64 {
 		return 0
 	}
 	return w.builds.Load()
+}
+
+// BuildTime returns the total time the watcher has spent building placers
+// (Builds of them, the search for refused members included): with Builds,
+// the cost of following the membership, which adapters/prometheus exports
+// as chash_placement_build_seconds_total.
+func (w *Watcher) BuildTime() time.Duration {
+	if w == nil {
+		return 0
+	}
+	return time.Duration(w.buildNs.Load())
 }
 
 // sink is the Sink a watcher hands its source.
@@ -353,8 +365,9 @@ func (w *Watcher) publish(s *Snapshot) error {
 		if key != w.placerKey {
 			w.placer, w.placerKey = newPlacement(build), key
 		}
-		before := w.placer.builds
+		before, t0 := w.placer.builds, time.Now()
 		p, r, err := w.placer.place(nodes)
+		w.buildNs.Add(int64(time.Since(t0)))
 		w.builds.Add(int64(w.placer.builds - before))
 		w.reportRefused(r, last.Refused)
 		if err != nil {

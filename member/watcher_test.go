@@ -56,7 +56,9 @@ func TestCoalesce(t *testing.T) {
 	w, err := member.Follow(ctx(t), fleet.Source(), maglev, member.WithCoalesce(50*time.Millisecond))
 	require.NoError(t, err)
 	defer w.Close()
-	builds := w.Builds()
+	builds, spent := w.Builds(), w.BuildTime()
+	assert.Positive(t, builds)
+	assert.Positive(t, spent, "the first view's build took time")
 	start := time.Now()
 	ms := members(100, 1)
 	for i := range 200 {
@@ -68,7 +70,9 @@ func TestCoalesce(t *testing.T) {
 	require.Eventually(t, func() bool { return w.View().Members[99].Weight == ms[99].Weight }, 2*time.Second, 5*time.Millisecond)
 	rebuilt := w.Builds() - builds
 	assert.LessOrEqual(t, rebuilt, int64(burst/(50*time.Millisecond))+2, "one build a window")
-	t.Logf("200 changes over %v: %d builds", burst.Round(time.Millisecond), rebuilt)
+	assert.Greater(t, w.BuildTime(), spent, "the rebuilds' time is counted")
+	assert.Less(t, w.BuildTime(), time.Since(start)+spent, "build time within the time that passed")
+	t.Logf("200 changes over %v: %d builds in %v", burst.Round(time.Millisecond), rebuilt, w.BuildTime()-spent)
 }
 
 // backwards is a source whose second snapshot goes back a version.
@@ -173,6 +177,7 @@ func TestNilWatcher(t *testing.T) {
 		assert.Zero(t, w.Len())
 		assert.Zero(t, w.Version())
 		assert.Zero(t, w.Builds())
+		assert.Zero(t, w.BuildTime())
 		assert.True(t, w.LastHeard().IsZero())
 		assert.Equal(t, chash.FingerprintNone, chash.Fingerprint(w))
 		assert.Error(t, w.Wait(context.Background()))

@@ -13,6 +13,7 @@ import (
 	"github.com/keyplace/chash/balance"
 	"github.com/keyplace/chash/chashtest"
 	"github.com/keyplace/chash/member"
+	"github.com/keyplace/chash/member/membertest"
 	"github.com/keyplace/chash/shardmap"
 	"github.com/keyplace/chash/status"
 	"github.com/prometheus/client_golang/prometheus"
@@ -171,9 +172,10 @@ func TestPlacementValues(t *testing.T) {
 	assert.EqualValues(t, 1, value(t, mfs, "chash_placement_builds_total"))
 	assert.Positive(t, value(t, mfs, "chash_placement_build_seconds_total"))
 	assert.InDelta(t, float64(f.tracker.LastChange().UnixNano())/1e9, value(t, mfs, "chash_placement_last_change_timestamp_seconds"), 1e-3)
-	// chash.Shares of the tracker itself would sample: it sees through a
-	// Holder, not through other views' Load.
-	own, err := chash.Shares(f.tracker.Load())
+	// chash.Shares sees through the tracker to its ring: exact.
+	own, err := chash.Shares(f.tracker)
+	require.NoError(t, err)
+	require.True(t, own.Exact)
 	require.NoError(t, err)
 	assert.Equal(t, own.Peak(), value(t, mfs, "chash_placement_load_peak_ratio"))
 	assert.Equal(t, own.CV(), value(t, mfs, "chash_placement_load_cv_ratio"))
@@ -191,6 +193,28 @@ func TestPlacementValues(t *testing.T) {
 	assert.EqualValues(t, 1, value(t, mfs, "chash_placement_info", "algorithm", "maglev", "fingerprint", chash.Fingerprint(grown)))
 	assert.EqualValues(t, 20, value(t, mfs, "chash_placement_zone_members", "zone", ""))
 	assert.EqualValues(t, 3, value(t, mfs, "chash_placement_revision"))
+}
+
+// A membership watcher's builds and their time are exported.
+func TestPlacementOfWatcher(t *testing.T) {
+	var fleet membertest.Memory
+	var ms []member.Member
+	for _, n := range chashtest.Nodes(8) {
+		ms = append(ms, member.Member{ID: n.ID, Addr: "127.0.0.1:1"})
+	}
+	require.NoError(t, fleet.Set(ms))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := member.Follow(ctx, fleet.Source(), func(nodes []chash.Node) (chash.Placer, error) { return chash.NewMaglev(nodes) })
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, w.Wait(ctx))
+	c, err := chashprom.NewPlacementCollector(w)
+	require.NoError(t, err)
+	mfs := gather(t, c)
+	assert.EqualValues(t, w.Builds(), value(t, mfs, "chash_placement_builds_total"))
+	assert.Positive(t, value(t, mfs, "chash_placement_build_seconds_total"))
+	assert.EqualValues(t, 8, value(t, mfs, "chash_placement_members"))
 }
 
 // A plain placer has members, zones and a fingerprint but no revision or

@@ -27,7 +27,7 @@ import (
 //	chash_placement_load_cv_ratio                    gauge   coefficient of variation of share over fair share
 //	chash_placement_revision                         gauge   the view's Revision(), or its View().Version
 //	chash_placement_builds_total                     counter the view's Builds()    (a Tracker, a member or etcd Watcher)
-//	chash_placement_build_seconds_total              counter the view's BuildTime() (a Tracker)
+//	chash_placement_build_seconds_total              counter the view's BuildTime() (a Tracker, a member or etcd Watcher)
 //	chash_placement_last_change_timestamp_seconds    gauge   the view's LastChange() (a Tracker), or its
 //	                                                         View().Built (a member or etcd Watcher); otherwise
 //	                                                         when this collector first saw the fingerprint
