@@ -258,7 +258,7 @@ func TestRemoveMiddleMovesOnlyItsKeys(t *testing.T) {
 func TestHistoryIndependent(t *testing.T) {
 	nodes := chashtest.Nodes(200)
 	keys := chashtest.Keys(3_000)
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		keys = keys[:300]
 	}
 	r := rand.New(rand.NewPCG(3, 4))
@@ -316,7 +316,7 @@ func TestHistoryIndependent(t *testing.T) {
 func TestRemovedBalance(t *testing.T) {
 	nodes := chashtest.Nodes(100)
 	numKeys := 200_000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		numKeys = 20_000
 	}
 	keys := chashtest.Keys(numKeys)
@@ -341,9 +341,10 @@ func TestRemovedBalance(t *testing.T) {
 // member left; Dx then scans for it).
 func TestAlmostAllRemoved(t *testing.T) {
 	// ChooseK's lookups cost O((n/w) log(n/w)) SipHash evaluations for w
-	// of n slots working, milliseconds here: -short takes fewer.
+	// of n slots working, milliseconds here: -short and the race detector
+	// take fewer.
 	nodes, keys := chashtest.Nodes(1000), chashtest.Keys(300)
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		nodes, keys = chashtest.Nodes(200), keys[:50]
 	}
 	for name, p := range removables(t, nodes) {
