@@ -156,7 +156,7 @@ type Spec struct {
 	Wrap func(inner chash.Placer) (chash.Placer, error)
 
 	// MaxTopKRatio bounds, in BenchmarkPlacer, the time of a list of every
-	// member against a plain ring's. Zero means 40.
+	// member against a plain ring's. Zero means 50.
 	MaxTopKRatio float64
 }
 
