@@ -217,51 +217,29 @@ func runRouterCase(t *testing.T, name string, r Router) *recorder {
 	return rec
 }
 
-// mustFailRouter runs a case on a broken router and fails unless the
-// case failed with a message containing want.
-func mustFailRouter(t *testing.T, name string, m routerMode, want string) {
-	t.Helper()
-	failedWith(t, name, runRouterCase(t, name, fakeSpec(t, m)), want)
-}
-
-func TestRouterCatchesFailuresAfterRefusal(t *testing.T) {
-	mustFailRouter(t, "KeepsServing", failsAfterRefusal, "requests failed on healthy backends")
-}
-
-func TestRouterCatchesMovesAfterRefusal(t *testing.T) {
-	mustFailRouter(t, "KeepsServing", movesAfterRefusal, "keys moved after a refused membership")
-}
-
-func TestRouterCatchesSilentRefusal(t *testing.T) {
-	mustFailRouter(t, "KeepsServing", silentRefusal, "reported no error")
-}
-
-func TestRouterCatchesStuckMembership(t *testing.T) {
-	mustFailRouter(t, "KeepsServing", stuck, "outside the membership")
-}
-
-func TestRouterCatchesServingWithoutBackends(t *testing.T) {
-	mustFailRouter(t, "OnlyEmptyFails", servesEmpty, "want an error")
-}
-
-func TestRouterCatchesHang(t *testing.T) {
-	mustFailRouter(t, "OnlyEmptyFails", hangsEmpty, "did not return within")
-}
-
-func TestRouterCatchesPanic(t *testing.T) {
-	mustFailRouter(t, "OnlyEmptyFails", panicsEmpty, "panicked: fake: no placer")
-}
-
-func TestRouterCatchesForgottenLeases(t *testing.T) {
-	mustFailRouter(t, "Lease", forgetsOnDisrupt, "more than ⌈c·T/n⌉")
-}
-
-func TestRouterCatchesLeakedLeases(t *testing.T) {
-	mustFailRouter(t, "Lease", leaksOnDisrupt, "not by its backend")
-}
-
-func TestRouterCatchesDoubleRelease(t *testing.T) {
-	mustFailRouter(t, "Lease", releasesTwice, "released twice")
+// Each broken router fails the case it breaks, with a message that says
+// how.
+func TestRouterCatches(t *testing.T) {
+	for _, c := range []struct {
+		name, label string // the case, and the breakage
+		mode        routerMode
+		want        string
+	}{
+		{"KeepsServing", "failsAfterRefusal", failsAfterRefusal, "requests failed on healthy backends"},
+		{"KeepsServing", "movesAfterRefusal", movesAfterRefusal, "keys moved after a refused membership"},
+		{"KeepsServing", "silentRefusal", silentRefusal, "reported no error"},
+		{"KeepsServing", "stuck", stuck, "outside the membership"},
+		{"OnlyEmptyFails", "servesEmpty", servesEmpty, "want an error"},
+		{"OnlyEmptyFails", "hangsEmpty", hangsEmpty, "did not return within"},
+		{"OnlyEmptyFails", "panicsEmpty", panicsEmpty, "panicked: fake: no placer"},
+		{"Lease", "forgetsOnDisrupt", forgetsOnDisrupt, "more than ⌈c·T/n⌉"},
+		{"Lease", "leaksOnDisrupt", leaksOnDisrupt, "not by its backend"},
+		{"Lease", "releasesTwice", releasesTwice, "released twice"},
+	} {
+		t.Run(c.label, func(t *testing.T) {
+			failedWith(t, c.name, runRouterCase(t, c.name, fakeSpec(t, c.mode)), c.want)
+		})
+	}
 }
 
 // Without Hold the Lease case is skipped; a Router TestRouter cannot run
