@@ -50,9 +50,9 @@ import (
 // placer's own does, O(n log n) at most: at 4,000 nodes in 3 zones the
 // ring's took 0.17 ms, 1.6x the plain ring's list. No path allocates when
 // dst has room for k more nodes: the general path's candidates go to a
-// scratch buffer kept in a sync.Pool. A Zoned is immutable and safe for concurrent use. The zero
-// Zoned and a nil *Zoned have no members: Lookup returns the zero Node and
-// AppendTopK appends nothing.
+// scratch buffer kept in a sync.Pool. A Zoned is immutable and safe for
+// concurrent use. The zero Zoned and a nil *Zoned have no members: Lookup
+// returns the zero Node and AppendTopK appends nothing.
 type Zoned struct {
 	p       Placer
 	walk    zoneLister        // p's own zone-aware walk, if it has one
@@ -236,10 +236,11 @@ func (z *Zoned) appendTopK(dst []Node, key zkey, k int) []Node {
 func (z *Zoned) pick(dst, cand []Node, k int) ([]Node, bool) {
 	// Short lists compare names; long ones look each candidate's index
 	// and domain up, for the bitmaps.
-	t := newTaken(z.n, z.domains, k, k > place.BigK)
+	long := k > place.BigK
+	t := newTaken(z.n, z.domains, k, long)
 	defer t.release()
 	where := func(n *Node) (int, uint32) {
-		if t.scans() {
+		if !long {
 			return 0, 0
 		}
 		i, ok := z.index[n.ID]
@@ -296,7 +297,7 @@ func newTaken(n, domains, k int, numbered bool) taken {
 	switch {
 	case numbered && domains <= 64:
 		t.few = true
-	case numbered || k > place.BigK:
+	case numbered:
 		t.zones = place.NewPicked(domains, k)
 	}
 	return t
@@ -306,10 +307,6 @@ func (t *taken) release() {
 	t.zones.Release()
 	t.nodes.Release()
 }
-
-// scans reports whether zone and node ignore the index and domain they
-// are given, comparing names over the list instead.
-func (t *taken) scans() bool { return !t.few && t.zones.Scans() && t.nodes.Scans() }
 
 // zone reports whether node n, at index i in domain d, is in a domain the
 // list chosen does not hold yet, and records it if so.
