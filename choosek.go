@@ -173,12 +173,8 @@ func AppendChooseK(dst []int, key uint64, n, k int) []int {
 		return dst
 	}
 	if n <= maxBuckets && wholeRanking(k, uint32(n)) {
-		sc := chooseKScratch.Get().(*chooseKBuf)
-		for _, s := range sc.ranking(sipKey(key), uint32(n))[:min(k, n)] {
-			dst = append(dst, int(s))
-		}
-		chooseKScratch.Put(sc)
-		return dst
+		e := ChooseKEngine{n: uint32(n)} // every slot works
+		return appendWhole(&e, dst, key, min(k, n), slotOf)
 	}
 	var buf [chooseKStack]uint64
 	it := chooseKIter{key: sipKey(key), n: uint64(n), samples: buf[:0]}
@@ -368,17 +364,7 @@ func appendRanked[T any](e *ChooseKEngine, dst []T, key uint64, k int, at func(i
 		return dst
 	}
 	if wholeRanking(k, e.n) {
-		sc := chooseKScratch.Get().(*chooseKBuf)
-		for _, s := range sc.ranking(sipKey(key), e.n) {
-			if !e.isVacant(uint64(s)) {
-				dst = append(dst, at(int(s)))
-				if k--; k == 0 {
-					break
-				}
-			}
-		}
-		chooseKScratch.Put(sc)
-		return dst
+		return appendWhole(e, dst, key, k, at)
 	}
 	var buf [chooseKStack]uint64
 	it := chooseKIter{key: sipKey(key), n: uint64(e.n), samples: buf[:0]}
@@ -421,6 +407,22 @@ func appendRanked[T any](e *ChooseKEngine, dst []T, key uint64, k int, at func(i
 		}
 		chooseKScratch.Put(sc)
 	}
+	return dst
+}
+
+// appendWhole is appendRanked from the whole ranking (chooseKBuf.ranking):
+// for lists long enough that it costs less than the walk.
+func appendWhole[T any](e *ChooseKEngine, dst []T, key uint64, k int, at func(int) T) []T {
+	sc := chooseKScratch.Get().(*chooseKBuf)
+	for _, s := range sc.ranking(sipKey(key), e.n) {
+		if !e.isVacant(uint64(s)) {
+			dst = append(dst, at(int(s)))
+			if k--; k == 0 {
+				break
+			}
+		}
+	}
+	chooseKScratch.Put(sc)
 	return dst
 }
 
@@ -860,7 +862,8 @@ func (p *ChooseK) Len() int {
 
 // Stateful reports true: members keep numbered slots, the order given to
 // the constructor numbers them, and a membership change must be derived
-// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]).
+// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]
+// and [IsStateful]).
 func (p *ChooseK) Stateful() bool { return true }
 
 // Engine returns a copy of p's engine, whose MarshalBinary is the state to
