@@ -97,12 +97,12 @@ func BenchmarkPlacer(b *testing.B, s Spec) {
 			key := keys[i%len(keys)]
 			all(p, key)
 			b.StopTimer()
+			if len(dst) != len(nodes) {
+				b.Fatalf("AppendTopKString(%q, k = %d) appended %d nodes", key, len(nodes), len(dst))
+			}
 			own += fastest(p, key)
 			base += fastest(ring, key)
 			b.StartTimer()
-		}
-		if len(dst) != len(nodes) {
-			b.Fatalf("AppendTopKString(k = %d) appended %d nodes", len(nodes), len(dst))
 		}
 		ratio := float64(own) / float64(max(base, 1))
 		b.ReportMetric(ratio, "x-ring")
