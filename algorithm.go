@@ -133,10 +133,34 @@ func (a Algorithm) HistoryDependent() bool {
 // a placer of another package declares itself the same way. A nil placer
 // is not positional.
 func IsPositional(p Placer) bool {
+	return declares(p, func(p Placer) (bool, bool) {
+		q, ok := p.(interface{ Positional() bool })
+		return ok && q.Positional(), ok
+	})
+}
+
+// IsStateful reports whether p keeps its members in numbered slots that a
+// membership change must derive from the last placer (see
+// [Algorithm.Stateful]): whether p, seen as [IsPositional] sees it, has a
+// method Stateful() bool that says so, as Memento, Anchor, Dx,
+// JumpBackAnchor and ChooseK do. A nil placer is not stateful.
+func IsStateful(p Placer) bool {
+	return declares(p, func(p Placer) (bool, bool) {
+		q, ok := p.(interface{ Stateful() bool })
+		return ok && q.Stateful(), ok
+	})
+}
+
+// declares reports what the first placer that answers says, from p through
+// the placers it serves: a Zoned's, a Migration's target, a view's
+// current one. answer reports whether a placer declares the property, and
+// what it declares.
+func declares(p Placer, answer func(Placer) (value, ok bool)) bool {
 	for depth := 0; depth < maxHolderDepth && !isNil(p); depth++ {
+		if v, ok := answer(p); ok {
+			return v
+		}
 		switch q := p.(type) {
-		case interface{ Positional() bool }:
-			return q.Positional()
 		case *Zoned:
 			p = q.p
 		case *Migration:

@@ -430,7 +430,8 @@ func (p *Dx) Len() int {
 
 // Stateful reports true: members keep numbered slots, the order given to
 // the constructor numbers them, and a membership change must be derived
-// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]).
+// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]
+// and [IsStateful]).
 func (p *Dx) Stateful() bool { return true }
 
 // Engine returns a copy of the placer's engine: the state that, with the

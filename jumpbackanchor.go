@@ -405,7 +405,8 @@ func (p *JumpBackAnchor) Len() int {
 
 // Stateful reports true: members keep numbered slots, the order given to
 // the constructor numbers them, and a membership change must be derived
-// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]).
+// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]
+// and [IsStateful]).
 func (p *JumpBackAnchor) Stateful() bool { return true }
 
 // Engine returns a copy of p's engine, whose MarshalBinary is the state to

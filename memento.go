@@ -491,7 +491,8 @@ func (p *Memento) Len() int {
 
 // Stateful reports true: members keep numbered slots, the order given to
 // the constructor numbers them, and a membership change must be derived
-// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]).
+// from the last placer, not rebuilt from a list (see [Algorithm.Stateful]
+// and [IsStateful]).
 func (p *Memento) Stateful() bool { return true }
 
 // Engine returns a copy of the placer's engine: the state that, with the

@@ -19,15 +19,16 @@ import (
 // positional checks that a placer whose placement depends on the order of
 // its nodes, so that a list reordered moves most keys, declares it, as the
 // module's routers and client adapters rely on: chash.IsPositional reports
-// true (a Positional() bool method), or a Stateful() bool method does,
-// for placers that number slots and derive their changes. A placer that a
+// true (a Positional() bool method), or chash.IsStateful does (a
+// Stateful() bool method), for placers that number slots and derive their
+// changes. A placer that a
 // reorder leaves mostly in place (one whose order only breaks ties, or
 // rounds weights) must not claim it; and a Holder or a Zoned of it answers
 // as it does.
 func positional(t testing.TB, s *suite) {
 	nodes := s.nodes(10)
 	p := s.build(t, nodes)
-	pos, st := chash.IsPositional(p), stateful(p)
+	pos, st := chash.IsPositional(p), chash.IsStateful(p)
 	moved := 0.0
 	if s.Ordered {
 		a := s.owners(p)
@@ -53,28 +54,6 @@ func positional(t testing.TB, s *suite) {
 	if z, err := chash.NewZoned(p); err == nil && chash.IsPositional(z) != pos {
 		t.Fatal("chash.IsPositional of a Zoned of the placer differs from the placer's")
 	}
-}
-
-// stateful reports whether p, or the placer it wraps (a Placer() Placer
-// method, as Zoned's) or serves (Load() Placer), has a Stateful() bool
-// method that reports true.
-func stateful(p chash.Placer) bool {
-	for range 8 {
-		switch q := p.(type) {
-		case interface{ Stateful() bool }:
-			return q.Stateful()
-		case interface{ Placer() chash.Placer }:
-			p = q.Placer()
-		case interface{ Load() chash.Placer }:
-			p = q.Load()
-		default:
-			return false
-		}
-		if isNil(p) {
-			return false
-		}
-	}
-	return false
 }
 
 // views checks the rule for a placer whose members change (a view, with a
