@@ -152,29 +152,42 @@ func IsStateful(p Placer) bool {
 }
 
 // declares reports what the first placer that answers says, from p through
-// the placers it serves: a Zoned's, a Migration's target, a view's
-// current one. answer reports whether a placer declares the property, and
-// what it declares.
+// the placers it serves (see served, a Migration's target included).
+// answer reports whether a placer declares the property, and what it
+// declares.
 func declares(p Placer, answer func(Placer) (value, ok bool)) bool {
 	for depth := 0; depth < maxHolderDepth && !isNil(p); depth++ {
 		if v, ok := answer(p); ok {
 			return v
 		}
-		switch q := p.(type) {
-		case *Zoned:
-			p = q.p
-		case *Migration:
-			p = q.to
-		case loader:
-			var ok bool
-			if p, ok = loadSafely(q); !ok {
-				return false
-			}
-		default:
+		var wraps bool
+		if p, wraps = served(p, true); !wraps {
 			return false
 		}
 	}
 	return false
+}
+
+// served returns the placer p serves and true: a view's current placer (a
+// Holder's, a watcher's: any Load() Placer, nil if Load panics), a
+// Zoned's, and with target a Migration's target; or p and false when p
+// serves no other placer.
+func served(p Placer, target bool) (Placer, bool) {
+	switch q := p.(type) {
+	case loader:
+		l, ok := loadSafely(q)
+		if !ok {
+			return nil, true
+		}
+		return l, true
+	case *Zoned:
+		return q.p, true
+	case *Migration:
+		if target {
+			return q.to, true
+		}
+	}
+	return p, false
 }
 
 // ParseAlgorithm returns the algorithm named s, in any case: one of the

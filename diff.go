@@ -236,15 +236,8 @@ func unwrapView(p Placer) Placer {
 		if isNil(p) {
 			return nil
 		}
-		switch q := p.(type) {
-		case loader:
-			var ok bool
-			if p, ok = loadSafely(q); !ok {
-				return nil
-			}
-		case *Zoned:
-			p = q.p
-		default:
+		var wraps bool
+		if p, wraps = served(p, false); !wraps {
 			return p
 		}
 	}
