@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/keyplace/chash"
+	"github.com/keyplace/chash/internal/measure"
 )
 
 // Router describes a request router under test for [TestRouter]: an
@@ -186,15 +187,6 @@ func bound(c float64, t, n int) int {
 	return int(math.Ceil(c*float64(t)/float64(n) - 1e-9))
 }
 
-// ids returns the nodes' IDs.
-func ids(nodes []chash.Node) []string {
-	out := make([]string, len(nodes))
-	for i, n := range nodes {
-		out[i] = n.ID
-	}
-	return out
-}
-
 // result is what a call the case bounded by a timeout returned.
 type result struct {
 	backend string
@@ -306,7 +298,7 @@ func (r *Router) follow(t testing.TB, keys []string, members []chash.Node) map[s
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after %v, %d of %d keys are served by backends outside the membership %q, such as %s",
-				r.Timeout, len(outside), len(keys), ids(members), outside[0])
+				r.Timeout, len(outside), len(keys), measure.IDs(members), outside[0])
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -320,13 +312,13 @@ func keepsServing(t testing.TB, r *Router) {
 	keys := Keys(r.Keys)
 	first, later := r.members(), r.Backends[:n-2]
 	if err := r.set(t, first); err != nil {
-		t.Fatalf("Set(%q): %v, want a placement", ids(first), err)
+		t.Fatalf("Set(%q): %v, want a placement", measure.IDs(first), err)
 	}
 	good := r.follow(t, keys, first)
 	if r.Unplaceable != nil {
 		bad := r.Unplaceable(slices.Clone(r.Backends))
 		for _, b := range bad {
-			if !slices.Contains(ids(r.Backends), b.ID) {
+			if !slices.Contains(measure.IDs(r.Backends), b.ID) {
 				t.Fatalf("Unplaceable returned %q, which is not one of the Backends", b.ID)
 			}
 		}
@@ -353,7 +345,7 @@ func keepsServing(t testing.TB, r *Router) {
 		}
 	}
 	if err := r.set(t, later); err != nil {
-		t.Fatalf("Set(%q): %v, want a placement", ids(later), err)
+		t.Fatalf("Set(%q): %v, want a placement", measure.IDs(later), err)
 	}
 	r.follow(t, keys, later)
 	dropped := r.Backends[n-2].ID
@@ -371,7 +363,7 @@ func keepsServing(t testing.TB, r *Router) {
 func onlyEmptyFails(t testing.TB, r *Router) {
 	members, keys := r.members(), Keys(r.Keys)
 	if err := r.set(t, members); err != nil {
-		t.Fatalf("Set(%q): %v, want a placement", ids(members), err)
+		t.Fatalf("Set(%q): %v, want a placement", measure.IDs(members), err)
 	}
 	r.follow(t, keys, members)
 	err := r.set(t, nil)
@@ -384,7 +376,7 @@ func onlyEmptyFails(t testing.TB, r *Router) {
 		t.Logf("Route(%q) with no backend: %v", k, err)
 	}
 	if err := r.set(t, members); err != nil {
-		t.Fatalf("Set(%q): %v, want a placement", ids(members), err)
+		t.Fatalf("Set(%q): %v, want a placement", measure.IDs(members), err)
 	}
 	r.follow(t, keys, members)
 }

@@ -3,6 +3,8 @@ package chashtest
 import (
 	"testing"
 	"time"
+
+	"github.com/keyplace/chash/internal/measure"
 )
 
 // hotKey is the one key whose requests the Lease case holds open.
@@ -28,7 +30,7 @@ func lease(t testing.TB, r *Router) {
 	}
 	members := r.members()
 	if err := r.set(t, members); err != nil {
-		t.Fatalf("Set(%q): %v, want a placement", ids(members), err)
+		t.Fatalf("Set(%q): %v, want a placement", measure.IDs(members), err)
 	}
 	r.waitIdle(t)
 	owner, err := r.route(t, hotKey)
